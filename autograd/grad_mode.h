@@ -1,0 +1,34 @@
+// Switches of the autograd recorder: whether ops record a graph (NoGradGuard turns it off for a scope), and
+// anomaly mode, which checks every op's output (and every backward gradient) for NaN/Inf and names the op.
+#pragma once
+
+namespace rematch {
+
+bool grad_enabled();
+void set_grad_enabled(bool on);
+bool anomaly_mode();
+void set_anomaly_mode(bool on);
+
+class NoGradGuard {
+ public:
+  NoGradGuard() : prev_(grad_enabled()) { set_grad_enabled(false); }
+  ~NoGradGuard() { set_grad_enabled(prev_); }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+class AnomalyModeGuard {
+ public:
+  explicit AnomalyModeGuard(bool on = true) : prev_(anomaly_mode()) { set_anomaly_mode(on); }
+  ~AnomalyModeGuard() { set_anomaly_mode(prev_); }
+  AnomalyModeGuard(const AnomalyModeGuard&) = delete;
+  AnomalyModeGuard& operator=(const AnomalyModeGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+}  // namespace rematch

@@ -1,0 +1,19 @@
+// CPU-only build: there is no CUDA device, and asking for one says why.
+#include "tensor/cuda/runtime.h"
+#include "tensor/error.h"
+
+namespace rematch::cuda {
+
+bool built_with_cuda() { return false; }
+int device_count() { return 0; }
+
+void* device_malloc(size_t nbytes, int device) {
+  REMATCH_FAIL("cuda:", device, ": cannot allocate ", nbytes, " bytes: rematch was built without CUDA (REMATCH_CUDA=OFF)");
+}
+void device_free(void*, int) {}
+void memcpy(void*, Device dst, const void*, Device src, size_t nbytes) {
+  REMATCH_FAIL("copy of ", nbytes, " bytes from ", src.str(), " to ", dst.str(),
+               ": rematch was built without CUDA (REMATCH_CUDA=OFF)");
+}
+
+}  // namespace rematch::cuda

@@ -1,0 +1,29 @@
+// Where a tensor's storage lives: the host (`cpu`) or one CUDA device (`cuda:N`).
+#pragma once
+
+#include <string>
+
+namespace rematch {
+
+struct Device {
+  enum class Type { CPU, CUDA };
+  Type type = Type::CPU;
+  int index = 0;
+
+  static Device cpu() { return {Type::CPU, 0}; }
+  static Device cuda(int index = 0) { return {Type::CUDA, index}; }
+  // Parses "cpu", "cuda" or "cuda:N"; anything else is an error naming the string.
+  static Device parse(const std::string& s);
+
+  bool is_cpu() const { return type == Type::CPU; }
+  bool is_cuda() const { return type == Type::CUDA; }
+  std::string str() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
+  bool operator==(const Device& o) const { return type == o.type && (is_cpu() || index == o.index); }
+  bool operator!=(const Device& o) const { return !(*this == o); }
+};
+
+// True when this build has the CUDA backend and at least one device is visible.
+bool cuda_available();
+int cuda_device_count();
+
+}  // namespace rematch

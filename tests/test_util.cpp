@@ -1,0 +1,80 @@
+#include "test_util.h"
+
+#include <cmath>
+#include <random>
+#include <sstream>
+
+namespace rematch::test {
+
+Tensor random_tensor(const Shape& shape, DType dtype, uint32_t seed, double lo, double hi) {
+  std::mt19937 gen(seed * 7919u + 17u);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (double& x : v) x = dist(gen);
+  if (!is_floating(dtype))
+    for (double& x : v) x = std::floor(x);
+  return kernels::cast(from_vector(v, shape), dtype);
+}
+
+Tensor random_index(const Shape& shape, int64_t high, uint32_t seed, DType dtype) {
+  std::mt19937 gen(seed * 104729u + 3u);
+  std::uniform_int_distribution<int64_t> dist(0, high - 1);
+  std::vector<int64_t> v(static_cast<size_t>(shape_numel(shape)));
+  for (int64_t& x : v) x = dist(gen);
+  return kernels::cast(from_vector(v, shape), dtype);
+}
+
+::testing::AssertionResult all_close(const Tensor& got, const Tensor& want, double atol, double rtol) {
+  if (got.sizes() != want.sizes())
+    return ::testing::AssertionFailure() << "shape " << got.shape_str() << " vs expected " << want.shape_str();
+  std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
+  for (size_t i = 0; i < g.size(); ++i) {
+    const bool both_nan = std::isnan(g[i]) && std::isnan(w[i]);
+    const bool same_inf = std::isinf(g[i]) && g[i] == w[i];
+    if (both_nan || same_inf) continue;
+    if (!(std::fabs(g[i] - w[i]) <= atol + rtol * std::fabs(w[i])))
+      return ::testing::AssertionFailure() << "element " << i << ": got " << g[i] << ", expected " << w[i]
+                                           << " (atol " << atol << ", rtol " << rtol << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult values_equal(const Tensor& got, const std::vector<double>& want, double atol) {
+  std::vector<double> g = got.to_vector<double>();
+  if (g.size() != want.size())
+    return ::testing::AssertionFailure() << got.numel() << " values, expected " << want.size();
+  for (size_t i = 0; i < g.size(); ++i)
+    if (!(std::fabs(g[i] - want[i]) <= atol) && !(std::isnan(g[i]) && std::isnan(want[i])))
+      return ::testing::AssertionFailure() << "element " << i << ": got " << g[i] << ", expected " << want[i];
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult passes_gradcheck(const std::function<Tensor(const TensorList&)>& f,
+                                            const TensorList& inputs, GradcheckOptions options) {
+  GradcheckResult r = gradcheck(f, inputs, options);
+  if (r.ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << r.message;
+}
+
+std::vector<Device> test_devices() {
+  std::vector<Device> d{Device::cpu()};
+  if (cuda_available()) d.push_back(Device::cuda(0));
+  return d;
+}
+
+::testing::AssertionResult throws_with(const std::function<void()>& f, const std::vector<std::string>& parts) {
+  try {
+    f();
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    for (const std::string& p : parts)
+      if (msg.find(p) == std::string::npos)
+        return ::testing::AssertionFailure() << "message \"" << msg << "\" does not mention \"" << p << "\"";
+    return ::testing::AssertionSuccess();
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw a non-rematch exception: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
+}
+
+}  // namespace rematch::test

@@ -1,0 +1,37 @@
+// Shared helpers of the GoogleTest suites: random inputs (std::mt19937, independent of the engine's RNG),
+// closeness checks with the tolerance model |got - want| <= atol + rtol·|want|, gradcheck assertions, and the
+// list of devices a test runs on.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autograd/autograd.h"
+
+namespace rematch::test {
+
+// Uniform values in [lo, hi) of the given dtype (integers: floor of them).
+Tensor random_tensor(const Shape& shape, DType dtype = DType::Float64, uint32_t seed = 0, double lo = -1,
+                     double hi = 1);
+// Integer tensor of values in [0, high).
+Tensor random_index(const Shape& shape, int64_t high, uint32_t seed = 0, DType dtype = DType::Int64);
+
+::testing::AssertionResult all_close(const Tensor& got, const Tensor& want, double atol = 1e-6, double rtol = 1e-5);
+::testing::AssertionResult values_equal(const Tensor& got, const std::vector<double>& want, double atol = 0);
+::testing::AssertionResult passes_gradcheck(const std::function<Tensor(const TensorList&)>& f,
+                                            const TensorList& inputs, GradcheckOptions options = {});
+
+// cpu, then cuda:0 when a device is present.
+std::vector<Device> test_devices();
+
+// Runs f and checks it throws rematch::Error whose message contains every one of `parts`.
+::testing::AssertionResult throws_with(const std::function<void()>& f, const std::vector<std::string>& parts);
+
+}  // namespace rematch::test
+
+#define EXPECT_GRADCHECK(f, ...) EXPECT_TRUE(::rematch::test::passes_gradcheck(f, __VA_ARGS__))
+#define EXPECT_THROWS_WITH(stmt, ...) \
+  EXPECT_TRUE(::rematch::test::throws_with([&] { stmt; }, {__VA_ARGS__}))
