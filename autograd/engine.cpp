@@ -4,6 +4,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
+#include "autograd/record.h"
 
 namespace rematch {
 
@@ -35,11 +36,11 @@ TensorList AccumulateGrad::apply(const TensorList& grad_outputs) {
 
 namespace {
 
-bool has_non_finite(const Tensor& t) {
-  if (!t.defined() || t.numel() == 0) return false;
-  Tensor finite = kernels::cast(kernels::unary(kernels::UnaryOp::IsFinite, t), DType::Int32);
-  return !kernels::reduce(kernels::ReduceOp::Min, finite, {}, false).item<int32_t>();
-}
+// Marks the thread as running a node's backward for the guard's lifetime (see in_backward()).
+struct BackwardScope {
+  BackwardScope() { set_in_backward(true); }
+  ~BackwardScope() { set_in_backward(false); }
+};
 
 }  // namespace
 
@@ -108,7 +109,11 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
           meta->grad = meta->grad.defined() ? kernels::binary(kernels::BinaryOp::Add, meta->grad, grads[i])
                                             : kernels::clone(grads[i]);
     }
-    TensorList input_grads = node->apply(grads);
+    TensorList input_grads;
+    {
+      BackwardScope scope;
+      input_grads = node->apply(grads);
+    }
     std::vector<Edge>& edges = node->next_edges();
     REMATCH_CHECK(input_grads.size() <= edges.size(), "backward of '", node->name(),
                   "' returned ", input_grads.size(), " gradients for ", edges.size(), " inputs");

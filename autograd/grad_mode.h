@@ -8,6 +8,10 @@ bool grad_enabled();
 void set_grad_enabled(bool on);
 bool anomaly_mode();
 void set_anomaly_mode(bool on);
+// True while the engine runs a node's backward; anomaly mode then checks gradients per node instead of
+// every intermediate op, so the error names the node whose backward failed.
+bool in_backward();
+void set_in_backward(bool on);
 
 class NoGradGuard {
  public:

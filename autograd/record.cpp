@@ -19,13 +19,13 @@ Edge edge_for(const Tensor& t) {
   return {acc, 0};
 }
 
+}  // namespace
+
 bool has_non_finite(const Tensor& t) {
   if (!t.defined() || !is_floating(t.dtype()) || t.numel() == 0) return false;
-  Tensor finite = kernels::unary(kernels::UnaryOp::IsFinite, t);
-  return !kernels::reduce(kernels::ReduceOp::Min, kernels::cast(finite, DType::Int32), {}, false).item<int32_t>();
+  Tensor finite = kernels::cast(kernels::unary(kernels::UnaryOp::IsFinite, t), DType::Int32);
+  return !kernels::reduce(kernels::ReduceOp::Min, finite, {}, false).item<int32_t>();
 }
-
-}  // namespace
 
 bool any_requires_grad(const TensorList& inputs) {
   if (!grad_enabled()) return false;
@@ -35,7 +35,7 @@ bool any_requires_grad(const TensorList& inputs) {
 }
 
 TensorList record(const char* name, const TensorList& inputs, const TensorList& outputs, BackwardFn backward) {
-  if (anomaly_mode()) {
+  if (anomaly_mode() && !in_backward()) {
     for (const Tensor& o : outputs)
       REMATCH_CHECK(!has_non_finite(o), "anomaly mode: op '", name, "' produced NaN or Inf in its output ",
                     o.describe());

@@ -17,6 +17,9 @@ TensorList record(const char* name, const TensorList& inputs, const TensorList& 
 // True when an op with these inputs would be recorded.
 bool any_requires_grad(const TensorList& inputs);
 
+// Anomaly mode's test: any NaN or Inf in a floating tensor.
+bool has_non_finite(const Tensor& t);
+
 // Sums a broadcast gradient back to `shape` (the backward of broadcasting).
 Tensor sum_to(const Tensor& grad, const Shape& shape);
 

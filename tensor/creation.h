@@ -24,10 +24,11 @@ Tensor arange(int64_t end, DType dtype = DType::Int64, Device device = Device::c
 Tensor eye(int64_t n, int64_t m = -1, DType dtype = DType::Float32, Device device = Device::cpu());
 // A copy of `n` elements of `dtype` at `data` (host memory), shaped `shape`.
 Tensor from_buffer(const void* data, const Shape& shape, DType dtype, Device device = Device::cpu());
-// A copy of `values`; shape defaults to [values.size()] and must hold exactly that many elements.
+// A copy of `values` shaped `shape`, which must hold exactly that many elements. An empty shape means 1-D
+// [values.size()]; make 0-d tensors with scalar_tensor.
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, Shape shape = {}, Device device = Device::cpu()) {
-  if (shape.empty() && values.size() != 1) shape = {static_cast<int64_t>(values.size())};
+  if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
   REMATCH_CHECK(shape_numel(shape) == static_cast<int64_t>(values.size()), "from_vector: ", values.size(),
                 " values do not fill shape ", shape_str(shape));
   if constexpr (std::is_same_v<T, bool>) {

@@ -27,6 +27,7 @@ Device Tensor::device() const { check_defined("device"); return impl_->storage->
 const std::shared_ptr<Storage>& Tensor::storage() const { check_defined("storage"); return impl_->storage; }
 
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;
   int64_t expected = 1;
   for (int64_t d = dim() - 1; d >= 0; --d) {
     if (impl_->sizes[d] == 1) continue;

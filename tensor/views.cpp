@@ -39,7 +39,7 @@ static bool view_strides(const Tensor& x, const Shape& shape, Shape& out) {
   const Shape& old_sizes = x.sizes();
   const Shape& old_strides = x.strides();
   out.assign(shape.size(), 0);
-  if (x.numel() == 0) {
+  if (x.numel() == 0 || x.dim() == 0) {  // nothing to preserve: any layout of 0 or 1 element is a view
     out = contiguous_strides(shape);
     return true;
   }

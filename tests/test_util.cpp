@@ -44,7 +44,7 @@ Tensor random_index(const Shape& shape, int64_t high, uint32_t seed, DType dtype
   if (g.size() != want.size())
     return ::testing::AssertionFailure() << got.numel() << " values, expected " << want.size();
   for (size_t i = 0; i < g.size(); ++i)
-    if (!(std::fabs(g[i] - want[i]) <= atol) && !(std::isnan(g[i]) && std::isnan(want[i])))
+    if (g[i] != want[i] && !(std::fabs(g[i] - want[i]) <= atol) && !(std::isnan(g[i]) && std::isnan(want[i])))
       return ::testing::AssertionFailure() << "element " << i << ": got " << g[i] << ", expected " << want[i];
   return ::testing::AssertionSuccess();
 }

@@ -1,0 +1,55 @@
+// Differentiable matrix products. For Y = A·B the gradients are dA = G·Bᵀ and dB = Aᵀ·G; when a batch dim
+// was broadcast (a 2-D operand, or a batch of 1) the per-entry gradients are summed back over it (sum_to).
+// The backward calls matmul itself (grad mode is off while the engine runs it) and kernels::transpose, a
+// view, so transposes cost no copy: the CPU kernel hands transposed views to BLAS as they are.
+#include "autograd/ops.h"
+#include "autograd/record.h"
+
+namespace rematch {
+
+namespace {
+
+Tensor t_last(const Tensor& x) { return kernels::transpose(x, -1, -2); }
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  REMATCH_CHECK(a.defined() && b.defined(), "matmul: undefined input");
+  REMATCH_CHECK(a.dim() >= 1 && a.dim() <= 3 && b.dim() >= 1 && b.dim() <= 3,
+                "matmul: expected 1-D to 3-D operands, got ", a.describe(), " and ", b.describe());
+  // NumPy rules for vectors: a 1-D left operand is a row [1,k], a 1-D right operand a column [k,1]; the
+  // added dim is removed from the result again.
+  const Tensor a2 = a.dim() == 1 ? kernels::unsqueeze(a, 0) : a;
+  const Tensor b2 = b.dim() == 1 ? kernels::unsqueeze(b, 1) : b;
+  Tensor y2 = kernels::matmul(a2, b2);
+  Shape ys = y2.sizes();
+  if (b.dim() == 1) ys.pop_back();
+  if (a.dim() == 1) ys.erase(ys.end() - (b.dim() == 1 ? 1 : 2));
+  Tensor y = kernels::view(y2, ys);
+  const bool ga = a.requires_grad(), gb = b.requires_grad();
+  return record("matmul", {a, b}, y,
+                [a2 = gb ? a2.detach() : Tensor(), b2 = ga ? b2.detach() : Tensor(), sa = a.sizes(),
+                 sb = b.sizes(), sa2 = a2.sizes(), sb2 = b2.sizes(), sy2 = y2.sizes()](const TensorList& g) {
+                  const Tensor g2 = kernels::reshape(g[0], sy2);
+                  Tensor da, db;
+                  if (b2.defined()) da = kernels::reshape(sum_to(matmul(g2, t_last(b2)), sa2), sa);
+                  if (a2.defined()) db = kernels::reshape(sum_to(matmul(t_last(a2), g2), sb2), sb);
+                  return TensorList{da, db};
+                });
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  REMATCH_CHECK(a.defined() && b.defined(), "bmm: undefined input");
+  REMATCH_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D operands, got ", a.describe(), " and ",
+                b.describe());
+  REMATCH_CHECK(a.size(0) == b.size(0), "bmm: batch sizes differ: ", a.describe(), " x ", b.describe());
+  Tensor y = kernels::matmul(a, b);
+  const bool ga = a.requires_grad(), gb = b.requires_grad();
+  return record("bmm", {a, b}, y,
+                [a = gb ? a.detach() : Tensor(), b = ga ? b.detach() : Tensor()](const TensorList& g) {
+                  return TensorList{b.defined() ? bmm(g[0], t_last(b)) : Tensor(),
+                                    a.defined() ? bmm(t_last(a), g[0]) : Tensor()};
+                });
+}
+
+}  // namespace rematch

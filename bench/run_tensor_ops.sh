@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Runs bench/tensor_ops_bench (Google Benchmark) and its PyTorch baseline bench/baselines/tensor_ops.py on the
+# same machine with the same thread count, and prints one markdown table: case, rematch time, PyTorch time,
+# ratio = PyTorch time / rematch time (> 1: rematch is faster) and whether the issue's target is met
+# (matmul within 10% of PyTorch: ratio >= 0.9; elementwise, softmax and reductions at least as fast: >= 1.0).
+#
+#   cmake -S . -B build && cmake --build build -j2 --target tensor_ops_bench
+#   bench/run_tensor_ops.sh                 # BUILD=<dir> for another build folder, THREADS=<n> (default 2)
+# Extra arguments go to the benchmark binary (e.g. --benchmark_filter=matmul).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD:-build}"
+[[ "$build" = /* ]] || build="$root/$build"
+threads="${THREADS:-2}"
+python=/usr/bin/python3
+binary="$build/bench/tensor_ops_bench"
+
+if [[ ! -x "$binary" ]]; then
+  echo "error: $binary not found; build it with: cmake --build $build --target tensor_ops_bench" >&2
+  exit 1
+fi
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+export OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads"
+echo "running $binary (OMP_NUM_THREADS=$threads) ..." >&2
+"$binary" --benchmark_format=json --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+  "$@" >"$tmp/rematch.json"
+echo "running the PyTorch baseline (torch.set_num_threads($threads)) ..." >&2
+"$python" "$root/bench/baselines/tensor_ops.py" --threads "$threads" >"$tmp/torch.jsonl"
+
+cpu="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || true)"
+commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
+
+"$python" - "$tmp/rematch.json" "$tmp/torch.jsonl" "$threads" "${cpu:-unknown CPU}" "$commit" <<'EOF'
+import datetime
+import json
+import sys
+
+rematch_path, torch_path, threads, cpu, commit = sys.argv[1:6]
+to_seconds = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+# Median of the repetitions when the binary reported aggregates, else the single run.
+rematch, aggregated = {}, set()
+for row in json.load(open(rematch_path))["benchmarks"]:
+    case = row.get("run_name", row["name"]).split("/")[0]
+    seconds = row["real_time"] * to_seconds[row.get("time_unit", "ns")]
+    if row.get("run_type") == "aggregate":
+        if row.get("aggregate_name") == "median":
+            rematch[case] = seconds
+            aggregated.add(case)
+    elif case not in aggregated:
+        rematch[case] = seconds
+
+torch_rows = [json.loads(line) for line in open(torch_path) if line.strip()]
+torch = {row["case"]: row["seconds"] for row in torch_rows}
+torch_version = torch_rows[0]["torch"] if torch_rows else "?"
+
+
+def target(case):
+    return 0.9 if case.startswith("matmul") else 1.0
+
+
+def fmt_ms(seconds):
+    return f"{seconds * 1e3:.3f} ms"
+
+
+print(f"CPU: {cpu}; {threads} threads; PyTorch {torch_version}; commit {commit}; "
+      f"{datetime.date.today().isoformat()}")
+print()
+print("| case | rematch | PyTorch | ratio (PyTorch/rematch) | target | met |")
+print("|---|---:|---:|---:|---:|---|")
+missed = 0
+for case, ours in rematch.items():
+    if case not in torch:
+        print(f"| {case} | {fmt_ms(ours)} | - | - | - | no baseline |")
+        continue
+    ratio = torch[case] / ours
+    met = ratio >= target(case)
+    missed += not met
+    print(f"| {case} | {fmt_ms(ours)} | {fmt_ms(torch[case])} | {ratio:.2f} | >= {target(case):.1f} | "
+          f"{'met' if met else 'missed'} |")
+print()
+print(f"{len(rematch) - missed} of {len(rematch)} targets met")
+EOF

@@ -1,0 +1,100 @@
+// CPU matrix products through OpenBLAS (cblas_sgemm / cblas_dgemm), which threads internally. Transposed
+// views go to BLAS as CblasTrans with their own leading dimension instead of being copied; only operands
+// whose last two dims are neither row- nor column-major (e.g. expanded or sliced in both dims) are copied.
+#include "tensor/cpu/matmul_kernels.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <type_traits>
+
+#include "tensor/kernels.h"
+
+namespace rematch::cpu {
+namespace {
+
+// One operand as BLAS sees it: each batch entry is a matrix at base + i * batch_stride (0 when broadcast).
+struct BlasOperand {
+  Tensor keep;  // the tensor `base` points into (a contiguous copy when the view did not fit BLAS)
+  const char* base = nullptr;
+  CBLAS_TRANSPOSE trans = CblasNoTrans;
+  int64_t ld = 0;
+  int64_t batch_stride = 0;  // in elements
+};
+
+// How BLAS can read a rows x cols matrix with element strides (rs, cs): row-major (NoTrans, ld = rs) or
+// column-major, i.e. a transposed view (Trans, ld = cs). Size-1 dims have meaningless strides, so they do
+// not constrain the choice. False when neither fits.
+bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, CBLAS_TRANSPOSE& trans, int64_t& ld) {
+  if (cs == 1 || cols == 1) {
+    if (rows == 1 || rs >= std::max<int64_t>(cols, 1)) {
+      trans = CblasNoTrans;
+      ld = rows == 1 ? std::max<int64_t>(cols, 1) : rs;
+      return true;
+    }
+  }
+  if (rs == 1 || rows == 1) {
+    if (cols == 1 || cs >= std::max<int64_t>(rows, 1)) {
+      trans = CblasTrans;
+      ld = cols == 1 ? std::max<int64_t>(rows, 1) : cs;
+      return true;
+    }
+  }
+  return false;
+}
+
+BlasOperand prepare(const Tensor& t) {
+  BlasOperand op;
+  op.keep = t;
+  if (!blas_layout(t.size(-2), t.size(-1), t.stride(-2), t.stride(-1), op.trans, op.ld)) {
+    op.keep = kernels::contiguous(t);
+    blas_layout(t.size(-2), t.size(-1), op.keep.stride(-2), op.keep.stride(-1), op.trans, op.ld);
+  }
+  op.base = static_cast<const char*>(op.keep.raw_data());
+  op.batch_stride = (t.dim() == 3 && t.size(0) > 1) ? op.keep.stride(0) : 0;
+  return op;
+}
+
+int blas_int(int64_t v, const char* what) {
+  REMATCH_CHECK(v <= INT_MAX, "matmul: ", what, " ", v, " exceeds the BLAS integer range");
+  return static_cast<int>(v);
+}
+
+template <typename T>
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+          const T* b, int64_t ldb, T* c, int64_t ldc) {
+  const int M = blas_int(m, "rows"), N = blas_int(n, "columns"), K = blas_int(k, "inner size");
+  const int LDA = blas_int(lda, "leading dim"), LDB = blas_int(ldb, "leading dim");
+  const int LDC = blas_int(ldc, "leading dim");
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, a, LDA, b, LDB, 0.0f, c, LDC);
+  else
+    cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, a, LDA, b, LDB, 0.0, c, LDC);
+}
+
+template <typename T> void matmul_typed(const Tensor& out, const Tensor& a, const Tensor& b) {
+  const int64_t n = a.size(-2), k = a.size(-1), m = b.size(-1);
+  const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
+  const BlasOperand A = prepare(a), B = prepare(b);
+  const T* pa = reinterpret_cast<const T*>(A.base);
+  const T* pb = reinterpret_cast<const T*>(B.base);
+  T* pc = out.data<T>();
+  // A batch of row-major A_i stacked without gaps times one shared B is a single [batch·n, k] x [k, m]
+  // product whose result is exactly out's layout: one large gemm instead of `batch` small ones.
+  const bool fold = batch > 1 && B.batch_stride == 0 && A.trans == CblasNoTrans && A.batch_stride == n * A.ld;
+  if (fold) return gemm<T>(A.trans, B.trans, batch * n, m, k, pa, A.ld, pb, B.ld, pc, m);
+  for (int64_t i = 0; i < batch; ++i)
+    gemm<T>(A.trans, B.trans, n, m, k, pa + i * A.batch_stride, A.ld, pb + i * B.batch_stride, B.ld,
+            pc + i * n * m, m);
+}
+
+}  // namespace
+
+void matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
+  // BLAS with k = 0 is not required to touch C; an empty inner product is 0.
+  if (a.size(-1) == 0) return kernels::fill_(out, 0.0);
+  dispatch_float("matmul", out.dtype(), [&](auto tag) { matmul_typed<typename decltype(tag)::type>(out, a, b); });
+}
+
+}  // namespace rematch::cpu

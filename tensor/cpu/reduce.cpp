@@ -1,0 +1,157 @@
+// Sum/Mean/Max/Min loops. Float sums run blocks of 1024 in the working type with simd partial sums (fast,
+// vectorised) and add the block totals in double, which keeps a 16M-element sum accurate to a few ulp.
+#include <omp.h>
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "tensor/cpu/reduce_kernels.h"
+#include "tensor/cpu/strided_loop.h"
+
+namespace rematch::cpu {
+namespace {
+
+using kernels::ReduceOp;
+
+template <typename T> using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+template <typename T> T sum_block(const T* p, int64_t n) {
+  T acc = 0;
+#pragma omp simd reduction(+ : acc)
+  for (int64_t i = 0; i < n; ++i) acc += p[i];
+  return acc;
+}
+
+template <typename T> Acc<T> sum_contiguous(const T* p, int64_t n) {
+  constexpr int64_t kBlock = 1024;
+  Acc<T> total = 0;
+  for (int64_t b = 0; b < n; b += kBlock) total += static_cast<Acc<T>>(sum_block(p + b, std::min(kBlock, n - b)));
+  return total;
+}
+
+// NaN wins, as in PyTorch's max/min.
+template <typename T, bool kMax> inline T pick(T acc, T v) {
+  if constexpr (kMax) return (v > acc || v != v) ? v : acc;
+  else return (v < acc || v != v) ? v : acc;
+}
+
+template <typename T, bool kMax> T extreme_contiguous(const T* p, int64_t n) {
+  T acc = p[0];
+  for (int64_t i = 1; i < n; ++i) acc = pick<T, kMax>(acc, p[i]);
+  return acc;
+}
+
+template <typename T> T row_value(ReduceOp op, const T* p, int64_t n) {
+  switch (op) {
+    case ReduceOp::Sum: return static_cast<T>(sum_contiguous(p, n));
+    case ReduceOp::Mean: return static_cast<T>(static_cast<double>(sum_contiguous(p, n)) / static_cast<double>(n));
+    case ReduceOp::Max: return extreme_contiguous<T, true>(p, n);
+    case ReduceOp::Min: return extreme_contiguous<T, false>(p, n);
+  }
+  return T(0);
+}
+
+// One long row split over threads: partial results per thread, combined in order (deterministic).
+template <typename T> T long_row_value(ReduceOp op, const T* p, int64_t n) {
+  const int nt = omp_get_max_threads();
+  std::vector<double> partial(static_cast<size_t>(nt), 0.0);
+  std::vector<T> extreme(static_cast<size_t>(nt), p[0]);
+  const int64_t chunk = ((n + nt - 1) / nt + 1023) / 1024 * 1024;
+#pragma omp parallel num_threads(nt)
+  {
+    const int t = omp_get_thread_num();
+    const int64_t b = std::min(n, t * chunk), e = std::min(n, b + chunk);
+    if (b < e) {
+      if (op == ReduceOp::Sum || op == ReduceOp::Mean) partial[t] = static_cast<double>(sum_contiguous(p + b, e - b));
+      else extreme[t] = row_value(op, p + b, e - b);
+    }
+  }
+  if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
+    double total = 0;
+    for (double v : partial) total += v;
+    return static_cast<T>(op == ReduceOp::Mean ? total / static_cast<double>(n) : total);
+  }
+  T acc = extreme[0];
+  for (T v : extreme) acc = op == ReduceOp::Max ? pick<T, true>(acc, v) : pick<T, false>(acc, v);
+  return acc;
+}
+
+// [outer, R, inner] with inner > 1: walk the R rows of each outer slice, combining whole inner rows.
+template <typename T>
+void reduce_middle(ReduceOp op, T* out, const T* x, int64_t outer, int64_t R, int64_t inner) {
+#pragma omp parallel for if (outer * R * inner >= kParallelGrain) schedule(static)
+  for (int64_t o = 0; o < outer; ++o) {
+    T* dst = out + o * inner;
+    const T* src = x + o * R * inner;
+    std::vector<Acc<T>> acc;
+    if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
+      // Blocks of rows summed in T (vectorised), block totals in the wide type.
+      acc.assign(static_cast<size_t>(inner), 0);
+      std::vector<T> block(static_cast<size_t>(inner));
+      for (int64_t r0 = 0; r0 < R; r0 += 64) {
+        std::fill(block.begin(), block.end(), T(0));
+        for (int64_t r = r0; r < std::min(R, r0 + 64); ++r) {
+          const T* row = src + r * inner;
+#pragma omp simd
+          for (int64_t i = 0; i < inner; ++i) block[i] += row[i];
+        }
+        for (int64_t i = 0; i < inner; ++i) acc[i] += block[i];
+      }
+      const double scale = op == ReduceOp::Mean ? 1.0 / static_cast<double>(R) : 1.0;
+      for (int64_t i = 0; i < inner; ++i)
+        dst[i] = static_cast<T>(op == ReduceOp::Mean ? static_cast<double>(acc[i]) * scale : acc[i]);
+    } else {
+      for (int64_t i = 0; i < inner; ++i) dst[i] = src[i];
+      for (int64_t r = 1; r < R; ++r) {
+        const T* row = src + r * inner;
+        if (op == ReduceOp::Max)
+          for (int64_t i = 0; i < inner; ++i) dst[i] = pick<T, true>(dst[i], row[i]);
+        else
+          for (int64_t i = 0; i < inner; ++i) dst[i] = pick<T, false>(dst[i], row[i]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void reduce(ReduceOp op, const Tensor& out, const Tensor& x, int64_t outer, int64_t R, int64_t inner) {
+  dispatch_numeric("reduce", x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out.data<T>();
+    const T* p = x.data<T>();
+    if (inner > 1) return reduce_middle(op, o, p, outer, R, inner);
+    if (outer == 1 && R >= kParallelGrain) {
+      o[0] = long_row_value(op, p, R);
+      return;
+    }
+#pragma omp parallel for if (outer * R >= kParallelGrain) schedule(static)
+    for (int64_t r = 0; r < outer; ++r) o[r] = row_value(op, p + r * R, R);
+  });
+}
+
+void reduce_with_index(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& x, int64_t rows,
+                       int64_t R) {
+  dispatch_numeric("max/min", x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* v = values.data<T>();
+    int64_t* idx = indices.data<int64_t>();
+    const T* p = x.data<T>();
+    const bool is_max = op == ReduceOp::Max;
+#pragma omp parallel for if (rows * R >= kParallelGrain) schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* row = p + r * R;
+      int64_t best = 0;
+      for (int64_t i = 1; i < R; ++i) {
+        const T a = row[best], b = row[i];
+        if (a != a) break;  // the first NaN is the answer
+        if (b != b || (is_max ? b > a : b < a)) best = i;
+      }
+      v[r] = row[best];
+      idx[r] = best;
+    }
+  });
+}
+
+}  // namespace rematch::cpu

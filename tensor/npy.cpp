@@ -1,0 +1,351 @@
+// .npy reading and writing (format spec: numpy/lib/format.py). A file is: the magic "\x93NUMPY", a version
+// byte pair, the header length (2 bytes little-endian in v1.0, 4 bytes in v2.0/v3.0), a Python dict literal
+// {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } padded with spaces to a 64-byte boundary, then
+// the raw data.
+#include "tensor/npy.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "tensor/creation.h"
+#include "tensor/kernels.h"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, ".npy I/O copies little-endian data as is");
+
+namespace rematch {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicLen = 6;
+constexpr size_t kAlign = 64;  // numpy pads the header so the data starts 64-byte aligned
+
+[[noreturn]] void load_fail(const std::string& path, const std::string& what) {
+  REMATCH_FAIL("load_npy '", path, "': ", what);
+}
+
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Reads up to n bytes at `offset`, retrying short reads; fewer than n come back only at end of file.
+size_t read_at(int fd, void* buf, size_t n, size_t offset, const std::string& path) {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd, static_cast<char*>(buf) + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) load_fail(path, std::string("read failed: ") + std::strerror(errno));
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return got;
+}
+
+const char* npy_descr(DType t) {
+  switch (t) {
+    case DType::Float32: return "<f4";
+    case DType::Float64: return "<f8";
+    case DType::Int32: return "<i4";
+    case DType::Int64: return "<i8";
+    case DType::Bool: return "|b1";
+    case DType::UInt8: return "|u1";
+  }
+  return "?";
+}
+
+DType dtype_from_descr(const std::string& descr, const std::string& path) {
+  for (DType t : {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool, DType::UInt8})
+    if (descr == npy_descr(t)) return t;
+  if (descr.size() > 2 && descr[0] == '>')
+    load_fail(path, "big-endian data ('" + descr + "') is not supported; re-save it little-endian, e.g. with "
+                    "arr.astype('<" + descr.substr(1) + "')");
+  load_fail(path, "unsupported dtype '" + descr + "' (supported: <f4 <f8 <i4 <i8 |b1 |u1)");
+}
+
+struct NpyHeader {
+  DType dtype = DType::Float32;
+  Shape shape;
+};
+
+// A parser for exactly the dict literal numpy writes: string keys, and values that are strings,
+// True/False, or tuples of non-negative integers. Anything else is reported with the header text.
+class HeaderParser {
+ public:
+  HeaderParser(std::string text, const std::string& path) : s_(std::move(text)), path_(path) {}
+
+  NpyHeader parse() {
+    bool have_descr = false, have_order = false, have_shape = false;
+    std::string descr;
+    bool fortran = false;
+    NpyHeader h;
+    expect('{');
+    while (!peek('}')) {
+      const std::string key = parse_string();
+      expect(':');
+      if (key == "descr" && !have_descr) {
+        if (!peek('\'') && !peek('"'))
+          fail("'descr' is not a plain dtype string (structured dtypes are not supported)");
+        descr = parse_string();
+        have_descr = true;
+      } else if (key == "fortran_order" && !have_order) {
+        fortran = parse_bool();
+        have_order = true;
+      } else if (key == "shape" && !have_shape) {
+        h.shape = parse_shape();
+        have_shape = true;
+      } else {
+        fail("unexpected or repeated key '" + key + "'");
+      }
+      if (!peek('}')) expect(',');
+    }
+    expect('}');
+    skip_ws();
+    if (pos_ != s_.size()) fail("text after the closing '}'");
+    if (!have_descr || !have_order || !have_shape)
+      fail("the header lacks one of the keys 'descr', 'fortran_order', 'shape'");
+    if (fortran)
+      load_fail(path_, "Fortran-order (column-major) data is not supported; re-save it with "
+                       "np.ascontiguousarray(arr)");
+    h.dtype = dtype_from_descr(descr, path_);
+    return h;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    const std::string shown = s_.size() > 200 ? s_.substr(0, 200) + "..." : s_;
+    load_fail(path_, "garbled header (" + what + " at character " + std::to_string(pos_) + "): " + shown);
+  }
+  void skip_ws() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+  }
+  bool peek(char c) {
+    skip_ws();
+    return pos_ < s_.size() && s_[pos_] == c;
+  }
+  void expect(char c) {
+    if (!peek(c)) fail(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+  std::string parse_string() {
+    skip_ws();
+    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"')) fail("expected a quoted string");
+    const char quote = s_[pos_++];
+    const size_t end = s_.find(quote, pos_);
+    if (end == std::string::npos) fail("unterminated string");
+    std::string out = s_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    return out;
+  }
+  bool parse_bool() {
+    skip_ws();
+    for (const char* word : {"True", "False"}) {
+      const size_t n = std::strlen(word);
+      if (s_.compare(pos_, n, word) == 0) {
+        pos_ += n;
+        return word[0] == 'T';
+      }
+    }
+    fail("expected True or False");
+  }
+  Shape parse_shape() {
+    Shape shape;
+    expect('(');
+    while (!peek(')')) {
+      if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9') fail("expected a non-negative integer dimension");
+      int64_t d = 0;
+      while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
+        if (d > (std::numeric_limits<int64_t>::max() - 9) / 10) fail("dimension too large");
+        d = d * 10 + (s_[pos_++] - '0');
+      }
+      if (pos_ < s_.size() && s_[pos_] == 'L') ++pos_;  // Python 2 long literal, written by old numpy
+      shape.push_back(d);
+      if (!peek(')')) expect(',');
+    }
+    expect(')');
+    return shape;
+  }
+
+  std::string s_;
+  const std::string& path_;
+  size_t pos_ = 0;
+};
+
+uint32_t little_endian(const unsigned char* p, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
+  return v;
+}
+
+// Data read into memory (not mapped) may hold arbitrary bytes; a bool must be 0 or 1 to be a valid C++ bool.
+void check_bool_bytes(const void* data, int64_t n, const std::string& path) {
+  const unsigned char* b = static_cast<const unsigned char*>(data);
+  for (int64_t i = 0; i < n; ++i)
+    if (b[i] > 1)
+      load_fail(path, "bool data holds byte value " + std::to_string(b[i]) + " at element " + std::to_string(i) +
+                          " (expected 0 or 1)");
+}
+
+}  // namespace
+
+Tensor load_npy(const std::string& path, int64_t mmap_min_bytes) {
+  Fd file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0) load_fail(path, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  if (::fstat(file.fd, &st) != 0) load_fail(path, std::string("cannot stat: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) load_fail(path, "not a regular file");
+  const size_t file_size = static_cast<size_t>(st.st_size);
+
+  unsigned char prefix[12] = {};
+  const size_t got = read_at(file.fd, prefix, sizeof(prefix), 0, path);
+  if (file_size == 0) load_fail(path, "truncated header: the file is empty");
+  if (std::memcmp(prefix, kMagic, std::min(got, kMagicLen)) != 0)
+    load_fail(path, "not an .npy file (it does not start with the magic string \\x93NUMPY)");
+  if (got < kMagicLen + 2) load_fail(path, "truncated header: the file ends inside the magic string and version");
+  const int major = prefix[kMagicLen], minor = prefix[kMagicLen + 1];
+  if (major < 1 || major > 3 || minor != 0)
+    load_fail(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+                        " (supported: 1.0, 2.0, 3.0)");
+  const size_t len_bytes = major == 1 ? 2 : 4;
+  const size_t header_start = kMagicLen + 2 + len_bytes;
+  if (got < header_start) load_fail(path, "truncated header: the file ends inside the header length field");
+  const size_t header_len = little_endian(prefix + kMagicLen + 2, len_bytes);
+  if (header_start + header_len > file_size)
+    load_fail(path, "truncated header: the header should hold " + std::to_string(header_len) +
+                        " bytes but the file ends after " + std::to_string(file_size - header_start));
+  std::string text(header_len, '\0');
+  read_at(file.fd, text.data(), header_len, header_start, path);
+  const NpyHeader h = HeaderParser(std::move(text), path).parse();
+
+  const size_t itemsize = dtype_size(h.dtype);
+  size_t numel = 1;
+  for (int64_t d : h.shape) {
+    if (d != 0 && numel > std::numeric_limits<size_t>::max() / itemsize / static_cast<size_t>(d))
+      load_fail(path, "shape " + shape_str(h.shape) + " is too large");
+    numel *= static_cast<size_t>(d);
+  }
+  const size_t nbytes = numel * itemsize;
+  const size_t data_start = header_start + header_len;
+  if (file_size - data_start < nbytes)
+    load_fail(path, "truncated data: shape " + shape_str(h.shape) + " of " + dtype_name(h.dtype) + " needs " +
+                        std::to_string(nbytes) + " bytes but the file holds " +
+                        std::to_string(file_size - data_start) + " after the header");
+
+  const bool map = mmap_min_bytes >= 0 && nbytes > 0 && nbytes >= static_cast<size_t>(mmap_min_bytes) &&
+                   data_start % itemsize == 0;  // a misaligned start would give misaligned elements
+  if (map) {
+    // MAP_PRIVATE with write permission: a tensor may be modified in place, and those writes must stay in
+    // this process's copy-on-write pages instead of reaching the file.
+    const size_t map_len = data_start + nbytes;
+    void* base = ::mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE, file.fd, 0);
+    if (base == MAP_FAILED) load_fail(path, std::string("mmap failed: ") + std::strerror(errno));
+    void* data = static_cast<char*>(base) + data_start;
+    auto storage = std::make_shared<Storage>(data, nbytes, Device::cpu(),
+                                             [base, map_len](void*) { ::munmap(base, map_len); });
+    if (h.dtype == DType::Bool) check_bool_bytes(data, static_cast<int64_t>(numel), path);
+    return make_tensor(std::move(storage), h.shape, contiguous_strides(h.shape), 0, h.dtype);
+  }
+  Tensor t = empty(h.shape, h.dtype, Device::cpu());
+  if (read_at(file.fd, t.raw_data(), nbytes, data_start, path) != nbytes)
+    load_fail(path, "truncated data: the file shrank while it was being read");
+  if (h.dtype == DType::Bool) check_bool_bytes(t.raw_data(), static_cast<int64_t>(numel), path);
+  return t;
+}
+
+namespace {
+
+[[noreturn]] void save_fail(const std::string& path, const std::string& what) {
+  REMATCH_FAIL("save_npy '", path, "': ", what);
+}
+
+// numpy's repr of a shape tuple: (), (3,), (3, 4).
+std::string shape_tuple(const Shape& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+// Magic, version, length field and header padded with spaces and a final newline to a multiple of kAlign,
+// as numpy writes it; v1.0 unless the header does not fit its 16-bit length.
+std::string header_bytes(const Tensor& t) {
+  const std::string dict = std::string("{'descr': '") + npy_descr(t.dtype()) +
+                           "', 'fortran_order': False, 'shape': " + shape_tuple(t.sizes()) + ", }";
+  for (int major : {1, 2}) {
+    const size_t len_bytes = major == 1 ? 2 : 4;
+    const size_t unpadded = kMagicLen + 2 + len_bytes + dict.size() + 1;
+    // numpy's own padding rule (a full 64 spaces when already aligned), so files match np.save byte for byte.
+    const size_t header_len = dict.size() + 1 + (kAlign - unpadded % kAlign);
+    if (major == 1 && header_len > 0xFFFF) continue;
+    std::string out(kMagic, kMagicLen);
+    out += static_cast<char>(major);
+    out += '\0';
+    for (size_t i = 0; i < len_bytes; ++i) out += static_cast<char>((header_len >> (8 * i)) & 0xFF);
+    out += dict;
+    out.append(header_len - dict.size() - 1, ' ');
+    return out + '\n';
+  }
+  return {};
+}
+
+void write_all(int fd, const void* data, size_t n, const std::string& path, const std::string& tmp) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t w = ::write(fd, static_cast<const char*>(data) + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      save_fail(path, "write failed: " + why);
+    }
+    done += static_cast<size_t>(w);
+  }
+}
+
+}  // namespace
+
+void save_npy(const std::string& path, const Tensor& t) {
+  REMATCH_CHECK(t.defined(), "save_npy '", path, "': undefined tensor");
+  const Tensor host = kernels::contiguous(kernels::to_device(t, Device::cpu()));
+  const std::string header = header_bytes(host);
+
+  // A unique name in the target folder (rename is atomic only within one file system); the counter keeps
+  // concurrent saves from one process apart.
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) save_fail(path, "cannot create temporary file '" + tmp + "': " + std::strerror(errno));
+  write_all(fd, header.data(), header.size(), path, tmp);
+  write_all(fd, host.raw_data(), static_cast<size_t>(host.numel()) * dtype_size(host.dtype()), path, tmp);
+  // fsync before rename: otherwise a crash could leave the new name pointing at data not yet on disk.
+  const int synced = ::fsync(fd) == 0 ? 0 : errno;
+  const int closed = ::close(fd) == 0 ? 0 : errno;
+  if (synced || closed) {
+    const std::string why = std::strerror(synced ? synced : closed);
+    ::unlink(tmp.c_str());
+    save_fail(path, "could not flush the file: " + why);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    save_fail(path, "cannot rename the temporary file into place: " + why);
+  }
+}
+
+}  // namespace rematch

@@ -1,0 +1,41 @@
+// kernels::sort and kernels::topk: validate, allocate values and int64 indices, hand over to the device's
+// implementation (tensor/cpu/sort.cpp).
+#include "tensor/cpu/sort_kernels.h"
+#include "tensor/creation.h"
+#include "tensor/kernels.h"
+
+namespace rematch::kernels {
+
+namespace {
+
+// Sorted first k entries along dim; a 0-d tensor counts as one entry along dim 0 (PyTorch).
+std::pair<Tensor, Tensor> sorted_prefix(const char* op, const Tensor& x, int64_t dim, bool descending,
+                                        int64_t k) {
+  Shape shape = x.sizes();
+  if (x.dim() > 0) shape[dim] = k;
+  Tensor values = empty(shape, x.dtype(), x.device());
+  Tensor indices = empty(shape, DType::Int64, x.device());
+  if (values.numel() == 0) return {values, indices};
+  REMATCH_CHECK(x.device().is_cpu(), op, ": no CUDA kernel in this build yet for ", x.describe());
+  cpu::sort(values, indices, contiguous(x), dim, descending, k);
+  return {values, indices};
+}
+
+}  // namespace
+
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending) {
+  REMATCH_CHECK(x.defined(), "sort: undefined input");
+  dim = wrap_dim(dim, x.dim(), "sort");
+  return sorted_prefix("sort", x, dim, descending, x.dim() ? x.size(dim) : 1);
+}
+
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest) {
+  REMATCH_CHECK(x.defined(), "topk: undefined input");
+  dim = wrap_dim(dim, x.dim(), "topk");
+  const int64_t n = x.dim() ? x.size(dim) : 1;
+  REMATCH_CHECK(k >= 0 && k <= n, "topk: k = ", k, " is out of range for dim ", dim, " of size ", n, " in ",
+                x.describe());
+  return sorted_prefix("topk", x, dim, largest, k);
+}
+
+}  // namespace rematch::kernels

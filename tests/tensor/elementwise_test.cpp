@@ -1,0 +1,156 @@
+// Forward values of the elementwise family against std:: math, over contiguous, strided, broadcast and empty
+// inputs, in float32 and float64.
+#include <cmath>
+
+#include "test_util.h"
+
+namespace rematch {
+namespace {
+
+using test::all_close;
+using test::random_tensor;
+using test::values_equal;
+
+// Applies f to every value of x on the host, in double.
+template <typename F> Tensor reference_map(const Tensor& x, F f) {
+  std::vector<double> v = x.to_vector<double>();
+  for (double& e : v) e = f(e);
+  return kernels::cast(from_vector(v, x.sizes()), x.dtype());
+}
+
+TEST(Elementwise, UnaryMatchesStdMath) {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Tensor x = random_tensor({37, 19}, dt, 1, 0.1, 3.0);
+    const double tol = dt == DType::Float32 ? 1e-6 : 1e-14;
+    EXPECT_TRUE(all_close(exp(x), reference_map(x, [](double v) { return std::exp(v); }), 0, 4 * tol));
+    EXPECT_TRUE(all_close(log(x), reference_map(x, [](double v) { return std::log(v); }), tol, tol));
+    EXPECT_TRUE(all_close(log1p(x), reference_map(x, [](double v) { return std::log1p(v); }), tol, tol));
+    EXPECT_TRUE(all_close(sqrt(x), reference_map(x, [](double v) { return std::sqrt(v); }), tol, tol));
+    EXPECT_TRUE(all_close(rsqrt(x), reference_map(x, [](double v) { return 1 / std::sqrt(v); }), tol, tol));
+    EXPECT_TRUE(all_close(reciprocal(x), reference_map(x, [](double v) { return 1 / v; }), tol, tol));
+    EXPECT_TRUE(all_close(tanh(x), reference_map(x, [](double v) { return std::tanh(v); }), tol, tol));
+    EXPECT_TRUE(all_close(sigmoid(x), reference_map(x, [](double v) { return 1 / (1 + std::exp(-v)); }), tol, 4 * tol));
+    EXPECT_TRUE(all_close(pow(x, 1.7), reference_map(x, [](double v) { return std::pow(v, 1.7); }), tol, tol));
+    EXPECT_TRUE(all_close(square(x), reference_map(x, [](double v) { return v * v; }), tol, tol));
+  }
+}
+
+TEST(Elementwise, FastExpEdgeCases) {
+  Tensor x = from_vector<float>({0.f, -INFINITY, INFINITY, NAN, -100.f, 100.f, 88.f, -87.f, 1e-7f});
+  std::vector<float> got = exp(x).to_vector<float>();
+  EXPECT_EQ(got[0], 1.f);
+  EXPECT_EQ(got[1], 0.f);  // masked softmax entries rely on exp(-inf) being exactly 0
+  EXPECT_TRUE(std::isinf(got[2]));
+  EXPECT_TRUE(std::isnan(got[3]));
+  EXPECT_EQ(got[4], 0.f);
+  EXPECT_TRUE(std::isinf(got[5]));
+  EXPECT_NEAR(got[6] / std::exp(88.f), 1.f, 1e-6);
+  EXPECT_NEAR(got[7] / std::exp(-87.f), 1.f, 1e-6);
+  EXPECT_FLOAT_EQ(got[8], 1.f + 1e-7f);
+}
+
+TEST(Elementwise, FastExpAccuracyOverRange) {
+  std::vector<float> v;
+  for (float t = -87.f; t < 88.f; t += 0.0137f) v.push_back(t);
+  std::vector<float> got = exp(from_vector(v)).to_vector<float>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double want = std::exp(static_cast<double>(v[i]));
+    ASSERT_NEAR(got[i] / want, 1.0, 3e-7) << "x = " << v[i];
+  }
+}
+
+TEST(Elementwise, SignAbsReluLeakyClamp) {
+  Tensor x = from_vector<double>({-2, -0.5, 0, 0.5, 3});
+  EXPECT_TRUE(values_equal(sign(x), {-1, -1, 0, 1, 1}));
+  EXPECT_TRUE(values_equal(abs(x), {2, 0.5, 0, 0.5, 3}));
+  EXPECT_TRUE(values_equal(relu(x), {0, 0, 0, 0.5, 3}));
+  EXPECT_TRUE(values_equal(leaky_relu(x, 0.1), {-0.2, -0.05, 0, 0.5, 3}, 1e-15));
+  EXPECT_TRUE(values_equal(clamp(x, -1, 1), {-1, -0.5, 0, 0.5, 1}));
+  EXPECT_TRUE(values_equal(clamp_min(x, 0.25), {0.25, 0.25, 0.25, 0.5, 3}));
+  EXPECT_TRUE(values_equal(clamp_max(x, 0.25), {-2, -0.5, 0, 0.25, 0.25}));
+  EXPECT_TRUE(values_equal(neg(x), {2, 0.5, 0, -0.5, -3}));
+}
+
+TEST(Elementwise, BinaryBroadcastsLikeNumPy) {
+  Tensor a = from_vector<double>({1, 2, 3}, {3, 1});
+  Tensor b = from_vector<double>({10, 20}, {1, 2});
+  EXPECT_EQ(add(a, b).sizes(), (Shape{3, 2}));
+  EXPECT_TRUE(values_equal(add(a, b), {11, 21, 12, 22, 13, 23}));
+  EXPECT_TRUE(values_equal(sub(a, b), {-9, -19, -8, -18, -7, -17}));
+  EXPECT_TRUE(values_equal(mul(a, b), {10, 20, 20, 40, 30, 60}));
+  EXPECT_TRUE(values_equal(div(b, a), {10, 20, 5, 10, 10.0 / 3, 20.0 / 3}, 1e-14));
+  EXPECT_TRUE(values_equal(maximum(a, from_vector<double>({2}, {1})), {2, 2, 3}));
+  EXPECT_TRUE(values_equal(minimum(a, from_vector<double>({2}, {1})), {1, 2, 2}));
+  // A 0-d operand against a 3-d one.
+  Tensor c = random_tensor({2, 3, 4}, DType::Float32, 3);
+  EXPECT_TRUE(all_close(add(c, scalar_tensor(1.5)), add(c, 1.5)));
+}
+
+TEST(Elementwise, NonContiguousInputs) {
+  Tensor a = random_tensor({64, 48}, DType::Float32, 4);
+  Tensor b = random_tensor({48, 64}, DType::Float32, 5);
+  Tensor at = kernels::transpose(b, 0, 1);  // [64, 48], strides (1, 64)
+  EXPECT_FALSE(at.is_contiguous());
+  EXPECT_TRUE(all_close(add(a, at), add(a, kernels::contiguous(at)), 0, 0));
+  Tensor every_other = kernels::slice(a, 1, 0, 48, 2);
+  EXPECT_TRUE(all_close(exp(every_other), exp(kernels::contiguous(every_other)), 0, 0));
+}
+
+TEST(Elementwise, LargeTensorsSplitAcrossThreadsGiveTheSameResult) {
+  Tensor a = random_tensor({1000, 333}, DType::Float32, 6);
+  Tensor b = random_tensor({333}, DType::Float32, 7);
+  std::vector<float> got = add(a, b).to_vector<float>();
+  std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], va[i] + vb[i % 333]) << i;
+}
+
+TEST(Elementwise, EmptyTensors) {
+  Tensor e = zeros({0, 3});
+  EXPECT_EQ(add(e, ones({3})).sizes(), (Shape{0, 3}));
+  EXPECT_EQ(exp(e).numel(), 0);
+}
+
+TEST(Elementwise, ComparisonsAndLogic) {
+  Tensor a = from_vector<double>({1, 2, 3});
+  Tensor b = from_vector<double>({3, 2, 1});
+  EXPECT_EQ(eq(a, b).dtype(), DType::Bool);
+  EXPECT_TRUE(values_equal(eq(a, b), {0, 1, 0}));
+  EXPECT_TRUE(values_equal(ne(a, b), {1, 0, 1}));
+  EXPECT_TRUE(values_equal(lt(a, b), {1, 0, 0}));
+  EXPECT_TRUE(values_equal(le(a, b), {1, 1, 0}));
+  EXPECT_TRUE(values_equal(gt(a, b), {0, 0, 1}));
+  EXPECT_TRUE(values_equal(ge(a, b), {0, 1, 1}));
+  EXPECT_TRUE(values_equal(gt(a, 1.5), {0, 1, 1}));
+  Tensor p = gt(a, 1.5), q = lt(a, 2.5);
+  EXPECT_TRUE(values_equal(logical_and(p, q), {0, 1, 0}));
+  EXPECT_TRUE(values_equal(logical_or(p, q), {1, 1, 1}));
+  EXPECT_TRUE(values_equal(logical_not(p), {1, 0, 0}));
+}
+
+TEST(Elementwise, WhereAndMaskedFill) {
+  Tensor c = from_vector<bool>({true, false, true});
+  Tensor a = from_vector<double>({1, 2, 3});
+  EXPECT_TRUE(values_equal(where(c, a, full({1}, -1.0, DType::Float64)), {1, -1, 3}));
+  Tensor m = from_vector<bool>({false, true}, {2, 1});
+  Tensor x = zeros({2, 3}, DType::Float64);
+  EXPECT_TRUE(values_equal(masked_fill(x, m, -INFINITY), {0, 0, 0, -INFINITY, -INFINITY, -INFINITY}));
+}
+
+TEST(Elementwise, IntegerArithmetic) {
+  Tensor a = from_vector<int64_t>({1, -2, 3});
+  EXPECT_TRUE(values_equal(add(a, a), {2, -4, 6}));
+  EXPECT_TRUE(values_equal(mul(a, 3.0), {3, -6, 9}));
+  EXPECT_TRUE(values_equal(abs(a), {1, 2, 3}));
+}
+
+TEST(Elementwise, CastAndCopy) {
+  Tensor x = from_vector<double>({1.5, -2.5, 0});
+  EXPECT_TRUE(values_equal(to(x, DType::Int32), {1, -2, 0}));
+  EXPECT_TRUE(values_equal(to(x, DType::Bool), {1, 1, 0}));
+  Tensor dst = zeros({2, 3}, DType::Float32);
+  kernels::copy_(dst, x);  // broadcast along rows, converted to float32
+  EXPECT_TRUE(values_equal(dst, {1.5, -2.5, 0, 1.5, -2.5, 0}));
+}
+
+}  // namespace
+}  // namespace rematch
