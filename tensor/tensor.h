@@ -8,4 +8,6 @@
 #include "tensor/dtype.h"
 #include "tensor/error.h"
 #include "tensor/kernels.h"
+#include "tensor/npy.h"
+#include "tensor/random.h"
 #include "tensor/tensor_core.h"

@@ -6,13 +6,13 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 namespace rematch::cpu {
 
 inline float fast_expf(float x) {
   const float clamped = x < -87.33654f ? -87.33654f : (x > 88.72283f ? 88.72283f : x);
-  const float n = __builtin_floorf(clamped * 1.44269504088896341f + 0.5f);
+  // Round to nearest by adding and removing 1.5·2^23 (floorf does not vectorise under strict FP semantics).
+  const float n = (clamped * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = clamped - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
@@ -23,8 +23,7 @@ inline float fast_expf(float x) {
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
   const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
+  const float scale = __builtin_bit_cast(float, bits);
   float y = p * scale;
   y = x < -87.33654f ? 0.0f : y;
   y = x > 88.72283f ? __builtin_inff() : y;

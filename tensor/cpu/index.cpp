@@ -14,13 +14,34 @@
 namespace rematch::cpu {
 namespace {
 
+// inner(k) of one operand, small enough to pass by value: a local copy that no store through a data
+// pointer can alias, so the compiler keeps it in registers.
+struct InnerMap {
+  int64_t step;
+  const int64_t* table;  // null when the inner dims are one arithmetic run of `step`
+};
+
 struct SplitOffsets {
   std::vector<int64_t> outer;
   int64_t dim_stride = 0;
   int64_t inner_step = 1;            // inner(k) = k·inner_step when `inner_table` is empty (the common case)
   std::vector<int64_t> inner_table;
-  int64_t inner(int64_t k) const { return inner_table.empty() ? k * inner_step : inner_table[k]; }
+  InnerMap inner() const { return {inner_step, inner_table.empty() ? nullptr : inner_table.data()}; }
 };
+
+// Calls f(inner offset of each operand) for k in [k0, k1). The common layouts get loops of their own (all
+// operands unit-stride: a plain vectorisable loop; all arithmetic runs), the rest go through the tables.
+template <typename F, typename... Maps> inline void inner_loop(int64_t k0, int64_t k1, F f, Maps... m) {
+  if (((m.table == nullptr) && ...)) {
+    if (((m.step == 1) && ...)) {
+      for (int64_t k = k0; k < k1; ++k) f((static_cast<void>(m), k)...);
+    } else {
+      for (int64_t k = k0; k < k1; ++k) f((k * m.step)...);
+    }
+  } else {
+    for (int64_t k = k0; k < k1; ++k) f((m.table ? m.table[k] : k * m.step)...);
+  }
+}
 
 // Offsets of every row-major multi-index of shape[begin, end), through `strides`.
 std::vector<int64_t> offsets_of(const Shape& shape, const Shape& strides, int64_t begin, int64_t end) {
@@ -67,7 +88,8 @@ template <typename Body>
 void for_each_block(int64_t outer, int64_t J, int64_t inner, bool split_j, Body body) {
   const int64_t work = outer * J * inner;
   const int64_t threads = work < kParallelGrain ? 1 : omp_get_max_threads();
-  const int64_t wanted = (4 * threads + outer - 1) / outer;  // blocks per outer row for ~4 per thread
+  // Blocks per outer row, for about 4 blocks per thread; one thread takes whole rows.
+  const int64_t wanted = threads == 1 ? 1 : (4 * threads + outer - 1) / outer;
   const int64_t max_blocks = split_j ? J : std::max<int64_t>(1, inner / 64);
   const int64_t blocks = std::clamp<int64_t>(wanted, 1, std::max<int64_t>(1, max_blocks));
   const int64_t span = split_j ? J : inner;
@@ -119,6 +141,7 @@ void index_select(const Tensor& out, const Tensor& x, int64_t dim, const Tensor&
   const Shape& shape = out.sizes();
   const Extents e = extents(shape, dim);
   const SplitOffsets so = split_at(out, shape, dim), sx = split_at(x, shape, dim);
+  const InnerMap mo = so.inner(), mx = sx.inner();
   const int64_t istride = index.strides()[0];
   dispatch_all(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -131,7 +154,7 @@ void index_select(const Tensor& out, const Tensor& x, int64_t dim, const Tensor&
         for (int64_t j = j0; j < j1; ++j) {
           T* dst = po + so.outer[o] + j * so.dim_stride;
           const T* src = px + sx.outer[o] + static_cast<int64_t>(pi[j * istride]) * sx.dim_stride;
-          for (int64_t k = k0; k < k1; ++k) dst[so.inner(k)] = src[sx.inner(k)];
+          inner_loop(k0, k1, [dst, src](int64_t ko, int64_t kx) { dst[ko] = src[kx]; }, mo, mx);
         }
       });
     });
@@ -142,6 +165,7 @@ void gather(const Tensor& out, const Tensor& x, int64_t dim, const Tensor& index
   const Shape& shape = index.sizes();
   const Extents e = extents(shape, dim);
   const SplitOffsets so = split_at(out, shape, dim), sx = split_at(x, shape, dim), si = split_at(index, shape, dim);
+  const InnerMap mo = so.inner(), mx = sx.inner(), mi = si.inner();
   dispatch_all(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* po = out.data<T>();
@@ -154,8 +178,13 @@ void gather(const Tensor& out, const Tensor& x, int64_t dim, const Tensor& index
           T* dst = po + so.outer[o] + j * so.dim_stride;
           const I* idx = pi + si.outer[o] + j * si.dim_stride;
           const T* row = px + sx.outer[o];
-          for (int64_t k = k0; k < k1; ++k)
-            dst[so.inner(k)] = row[static_cast<int64_t>(idx[si.inner(k)]) * sx.dim_stride + sx.inner(k)];
+          const int64_t step = sx.dim_stride;
+          inner_loop(
+              k0, k1,
+              [dst, idx, row, step](int64_t ko, int64_t kx, int64_t ki) {
+                dst[ko] = row[static_cast<int64_t>(idx[ki]) * step + kx];
+              },
+              mo, mx, mi);
         }
       });
     });
@@ -166,6 +195,7 @@ void scatter_add_(const Tensor& out, int64_t dim, const Tensor& index, const Ten
   const Shape& shape = index.sizes();
   const Extents e = extents(shape, dim);
   const SplitOffsets so = split_at(out, shape, dim), ss = split_at(src, shape, dim), si = split_at(index, shape, dim);
+  const InnerMap mo = so.inner(), ms = ss.inner(), mi = si.inner();
   dispatch_numeric("scatter_add", out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* po = out.data<T>();
@@ -175,11 +205,16 @@ void scatter_add_(const Tensor& out, int64_t dim, const Tensor& index, const Ten
       const I* pi = index.data<I>();
       for_each_block(e.outer, e.J, e.inner, false, [&](int64_t o, int64_t j0, int64_t j1, int64_t k0, int64_t k1) {
         T* row = po + so.outer[o];
+        const int64_t step = so.dim_stride;
         for (int64_t j = j0; j < j1; ++j) {
           const T* from = ps + ss.outer[o] + j * ss.dim_stride;
           const I* idx = pi + si.outer[o] + j * si.dim_stride;
-          for (int64_t k = k0; k < k1; ++k)
-            row[static_cast<int64_t>(idx[si.inner(k)]) * so.dim_stride + so.inner(k)] += from[ss.inner(k)];
+          inner_loop(
+              k0, k1,
+              [row, from, idx, step](int64_t ko, int64_t ks, int64_t ki) {
+                row[static_cast<int64_t>(idx[ki]) * step + ko] += from[ks];
+              },
+              mo, ms, mi);
         }
       });
     });
@@ -190,6 +225,7 @@ void index_add_(const Tensor& out, int64_t dim, const Tensor& index, const Tenso
   const Shape& shape = src.sizes();
   const Extents e = extents(shape, dim);
   const SplitOffsets so = split_at(out, shape, dim), ss = split_at(src, shape, dim);
+  const InnerMap mo = so.inner(), ms = ss.inner();
   const int64_t istride = index.strides()[0];
   dispatch_numeric("index_add", out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -202,7 +238,7 @@ void index_add_(const Tensor& out, int64_t dim, const Tensor& index, const Tenso
         for (int64_t j = j0; j < j1; ++j) {
           T* dst = po + so.outer[o] + static_cast<int64_t>(pi[j * istride]) * so.dim_stride;
           const T* from = ps + ss.outer[o] + j * ss.dim_stride;
-          for (int64_t k = k0; k < k1; ++k) dst[so.inner(k)] += from[ss.inner(k)];
+          inner_loop(k0, k1, [dst, from](int64_t ko, int64_t ks) { dst[ko] += from[ks]; }, mo, ms);
         }
       });
     });

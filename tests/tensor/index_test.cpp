@@ -77,6 +77,14 @@ TEST(IndexSelect, ThreeDimsMiddleAndBoolValues) {
   EXPECT_TRUE(values_equal(kernels::index_select(m, 0, ivec({1, 2})), {0, 1}));
 }
 
+TEST(IndexSelect, PermutedInputMatchesContiguousCopy) {
+  // After the permute the dims behind dim 0 ([4, 2] with strides 1, 12) are not one run: the table path.
+  Tensor x = kernels::permute(kernels::reshape(arange(24, DType::Float64), {2, 3, 4}), {1, 2, 0});
+  Tensor idx = ivec({2, 0, 2});
+  EXPECT_TRUE(test::all_close(kernels::index_select(x, 0, idx), kernels::index_select(kernels::clone(x), 0, idx)));
+  EXPECT_TRUE(values_equal(kernels::index_select(x, 0, ivec({1})), {4, 16, 5, 17, 6, 18, 7, 19}));
+}
+
 TEST(IndexSelect, Errors) {
   EXPECT_THROWS_WITH(kernels::index_select(x23(), 0, ivec({0, 2})), "index_select", "index 2", "dim 0",
                      "size 2");
@@ -106,6 +114,27 @@ TEST(IndexGather, IndexSmallerThanInputAndNonContiguous) {
   EXPECT_TRUE(values_equal(g, {8, 0, 5, 5}));
   Tensor it = kernels::transpose(ivec({0, 1, 2, 2, 1, 0}, {3, 2}), 0, 1);  // [[0, 2, 1], [1, 2, 0]]
   EXPECT_TRUE(values_equal(kernels::gather(x23(), 1, it), {0, 2, 1, 4, 5, 3}));
+}
+
+TEST(IndexGather, AndScatterAddMatchNaiveLoopsOnPartialInnerDims) {
+  // Index [2, 2, 3, 4] against x [2, 3, 4, 5] along dim 1: the inner dims [3, 4] of a [4, 5] block are not one
+  // arithmetic run, so the kernels go through their offset tables.
+  Tensor x = kernels::reshape(arange(120, DType::Float64), {2, 3, 4, 5});
+  Tensor idx = test::random_index({2, 2, 3, 4}, 3, 9);
+  Tensor src = test::random_tensor({2, 2, 3, 4}, DType::Float64, 10);
+  std::vector<double> xv = x.to_vector<double>(), sv = src.to_vector<double>();
+  std::vector<int64_t> iv = idx.to_vector<int64_t>();
+  std::vector<double> gathered(iv.size()), scattered = xv;
+  for (int64_t a = 0, e = 0; a < 2; ++a)
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t c = 0; c < 3; ++c)
+        for (int64_t d = 0; d < 4; ++d, ++e) {
+          const int64_t at = ((a * 3 + iv[e]) * 4 + c) * 5 + d;
+          gathered[e] = xv[at];
+          scattered[at] += sv[e];
+        }
+  EXPECT_TRUE(values_equal(kernels::gather(x, 1, idx), gathered));
+  EXPECT_TRUE(values_equal(kernels::scatter_add(x, 1, idx, src), scattered, 1e-12));
 }
 
 TEST(IndexGather, Errors) {
