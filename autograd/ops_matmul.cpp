@@ -11,6 +11,15 @@ namespace {
 
 Tensor t_last(const Tensor& x) { return kernels::transpose(x, -1, -2); }
 
+// dB = Aᵀ·G summed back to B's shape. When B was shared by every batch entry of A (the usual "3-D input
+// times a weight" case), sum_i A_iᵀ G_i is one [k, B·n] x [B·n, m] product of the flattened batches: one
+// gemm and no [B, k, m] temporary.
+Tensor grad_of_right(const Tensor& a2, const Tensor& g2, const Shape& sb2) {
+  const bool shared = a2.dim() == 3 && a2.size(0) > 1 && (sb2.size() == 2 || sb2[0] == 1);
+  if (shared) return matmul(t_last(kernels::flatten(a2, 0, 1)), kernels::flatten(g2, 0, 1));
+  return sum_to(matmul(t_last(a2), g2), sb2);
+}
+
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -33,7 +42,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                   const Tensor g2 = kernels::reshape(g[0], sy2);
                   Tensor da, db;
                   if (b2.defined()) da = kernels::reshape(sum_to(matmul(g2, t_last(b2)), sa2), sa);
-                  if (a2.defined()) db = kernels::reshape(sum_to(matmul(t_last(a2), g2), sb2), sb);
+                  if (a2.defined()) db = kernels::reshape(grad_of_right(a2, g2, sb2), sb);
                   return TensorList{da, db};
                 });
 }

@@ -8,13 +8,14 @@ namespace rematch::kernels {
 
 namespace {
 
-// Sorted first k entries along dim; a 0-d tensor counts as one entry along dim 0 (PyTorch).
+// Sorted first k entries along dim. A 0-d tensor is its own sort and top-k, whatever k (PyTorch).
 std::pair<Tensor, Tensor> sorted_prefix(const char* op, const Tensor& x, int64_t dim, bool descending,
                                         int64_t k) {
   REMATCH_CHECK(x.dtype() != DType::Bool, op, ": cannot order a bool tensor ", x.describe(),
                 "; cast it to an integer dtype first");
   Shape shape = x.sizes();
   if (x.dim() > 0) shape[dim] = k;
+  else k = 1;
   Tensor values = empty(shape, x.dtype(), x.device());
   Tensor indices = empty(shape, DType::Int64, x.device());
   if (values.numel() == 0) return {values, indices};

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Runs bench/gru_bench (Google Benchmark) and its PyTorch baseline bench/baselines/gru.py on the same machine
+# with the same thread count, and prints one markdown table: case, rematch time, PyTorch time, ratio =
+# PyTorch time / rematch time (> 1: rematch is faster) and whether the issue's target (ratio >= 0.8) is met.
+# The load average is printed with the table: on a shared machine the ratio is what to compare, not the times.
+#
+#   cmake -S . -B build && cmake --build build -j2 --target gru_bench
+#   bench/run_gru.sh                  # BUILD=<dir> for another build folder, THREADS=<n> (default 2)
+# Extra arguments go to the benchmark binary (e.g. --benchmark_filter=fwd_bwd).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD:-build}"
+[[ "$build" = /* ]] || build="$root/$build"
+threads="${THREADS:-2}"
+python=/usr/bin/python3
+binary="$build/bench/gru_bench"
+
+if [[ ! -x "$binary" ]]; then
+  echo "error: $binary not found; build it with: cmake --build $build --target gru_bench" >&2
+  exit 1
+fi
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+export OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads"
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "running $binary (OMP_NUM_THREADS=$threads) ..." >&2
+"$binary" --benchmark_format=json --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+  "$@" >"$tmp/rematch.json"
+echo "running the PyTorch baseline (torch.set_num_threads($threads)) ..." >&2
+"$python" "$root/bench/baselines/gru.py" --threads "$threads" >"$tmp/torch.jsonl"
+load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+cpu="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || true)"
+commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
+
+"$python" - "$tmp/rematch.json" "$tmp/torch.jsonl" "$threads" "${cpu:-unknown CPU}" "$commit" \
+  "$load_before" "$load_after" "$(nproc)" <<'PYEOF'
+import datetime
+import json
+import sys
+
+rematch_path, torch_path, threads, cpu, commit, load_before, load_after, cores = sys.argv[1:9]
+to_seconds = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+TARGET = 0.8
+
+# Median of the repetitions when the binary reported aggregates, else the single run.
+rematch, aggregated = {}, set()
+for row in json.load(open(rematch_path))["benchmarks"]:
+    case = row.get("run_name", row["name"]).split("/")[0]
+    seconds = row["real_time"] * to_seconds[row.get("time_unit", "ns")]
+    if row.get("run_type") == "aggregate":
+        if row.get("aggregate_name") == "median":
+            rematch[case] = seconds
+            aggregated.add(case)
+    elif case not in aggregated:
+        rematch[case] = seconds
+
+torch_rows = [json.loads(line) for line in open(torch_path) if line.strip()]
+torch = {row["case"]: row["seconds"] for row in torch_rows}
+torch_version = torch_rows[0]["torch"] if torch_rows else "?"
+
+print(f"CPU: {cpu} ({cores} cores); {threads} threads; PyTorch {torch_version}; commit {commit}; "
+      f"{datetime.date.today().isoformat()}; load average {load_before} before, {load_after} after")
+print()
+print("| case | rematch | PyTorch | ratio (PyTorch/rematch) | target | met |")
+print("|---|---:|---:|---:|---:|---|")
+missed = 0
+for case, ours in rematch.items():
+    if case not in torch:
+        print(f"| {case} | {ours * 1e3:.1f} ms | - | - | - | no baseline |")
+        continue
+    ratio = torch[case] / ours
+    met = ratio >= TARGET
+    missed += not met
+    print(f"| {case} | {ours * 1e3:.1f} ms | {torch[case] * 1e3:.1f} ms | {ratio:.2f} | >= {TARGET} | "
+          f"{'met' if met else 'missed'} |")
+print()
+print(f"{len(rematch) - missed} of {len(rematch)} targets met")
+PYEOF

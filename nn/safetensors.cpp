@@ -1,0 +1,322 @@
+// safetensors reading and writing. The header is parsed with nlohmann::ordered_json so tensors come back in
+// the order they were written; a parse callback catches repeated keys, which a JSON object would otherwise
+// silently collapse.
+#include "nn/safetensors.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O copies little-endian data as is");
+
+namespace rematch::nn {
+namespace {
+
+using Json = nlohmann::ordered_json;
+constexpr const char* kMetadataKey = "__metadata__";
+
+struct DTypeName {
+  DType dtype;
+  const char* name;
+};
+constexpr DTypeName kDTypes[] = {{DType::Float32, "F32"}, {DType::Float64, "F64"}, {DType::Int32, "I32"},
+                                 {DType::Int64, "I64"},   {DType::Bool, "BOOL"},   {DType::UInt8, "U8"}};
+
+const char* safetensors_dtype(DType t) {
+  for (const auto& d : kDTypes)
+    if (d.dtype == t) return d.name;
+  return nullptr;
+}
+
+[[noreturn]] void load_fail(const std::string& path, const std::string& what) {
+  REMATCH_FAIL("load_safetensors '", path, "': ", what);
+}
+[[noreturn]] void save_fail(const std::string& path, const std::string& what) {
+  REMATCH_FAIL("save_safetensors '", path, "': ", what);
+}
+
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Reads up to n bytes at `offset`, retrying short reads; fewer than n come back only at end of file.
+size_t read_at(int fd, void* buf, size_t n, uint64_t offset, const std::string& path) {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd, static_cast<char*>(buf) + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) load_fail(path, std::string("read failed: ") + std::strerror(errno));
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return got;
+}
+
+struct Entry {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  uint64_t begin, end;
+};
+
+std::string offsets_str(const Entry& e) {
+  return "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
+}
+
+Entry parse_entry(const std::string& name, const Json& info, uint64_t data_size, const std::string& path) {
+  const std::string what = "tensor '" + name + "': ";
+  if (!info.is_object()) load_fail(path, what + "expected an object {dtype, shape, data_offsets}, got " + info.dump());
+  for (const auto& [key, value] : info.items())
+    if (key != "dtype" && key != "shape" && key != "data_offsets") load_fail(path, what + "unknown field '" + key + "'");
+  if (!info.contains("dtype") || !info.contains("shape") || !info.contains("data_offsets"))
+    load_fail(path, what + "needs the fields dtype, shape and data_offsets, got " + info.dump());
+  Entry e{name, DType::Float32, {}, 0, 0};
+  const Json& dtype = info["dtype"];
+  if (!dtype.is_string()) load_fail(path, what + "dtype is not a string: " + dtype.dump());
+  const char* found = nullptr;
+  for (const auto& d : kDTypes)
+    if (dtype.get<std::string>() == d.name) {
+      e.dtype = d.dtype;
+      found = d.name;
+    }
+  if (!found) load_fail(path, what + "unsupported dtype " + dtype.dump() + " (supported: F32 F64 I32 I64 BOOL U8)");
+  const Json& shape = info["shape"];
+  if (!shape.is_array()) load_fail(path, what + "shape is not an array: " + shape.dump());
+  uint64_t numel = 1;
+  for (const Json& d : shape) {
+    if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+      load_fail(path, what + "shape " + shape.dump() + " holds something other than non-negative integers");
+    const uint64_t v = d.get<uint64_t>();
+    if (v != 0 && numel > std::numeric_limits<uint64_t>::max() / 8 / v)
+      load_fail(path, what + "shape " + shape.dump() + " is too large");
+    numel *= v;
+    e.shape.push_back(static_cast<int64_t>(v));
+  }
+  const Json& offsets = info["data_offsets"];
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+      !offsets[1].is_number_unsigned())
+    load_fail(path, what + "data_offsets must be two non-negative integers [begin, end], got " + offsets.dump());
+  e.begin = offsets[0].get<uint64_t>();
+  e.end = offsets[1].get<uint64_t>();
+  if (e.begin > e.end) load_fail(path, what + "data_offsets " + offsets_str(e) + " end before they begin");
+  if (e.end > data_size)
+    load_fail(path, what + "data_offsets " + offsets_str(e) + " run past the end of the data (" +
+                        std::to_string(data_size) + " bytes): the file is truncated or the offsets are wrong");
+  const uint64_t nbytes = numel * dtype_size(e.dtype);
+  if (e.end - e.begin != nbytes)
+    load_fail(path, what + "data_offsets " + offsets_str(e) + " span " + std::to_string(e.end - e.begin) +
+                        " bytes, but shape " + shape_str(e.shape) + " of " + found + " needs " + std::to_string(nbytes));
+  return e;
+}
+
+// Parses the header, reporting bad JSON and repeated keys (at any depth) with the file's name.
+Json parse_header(const std::string& text, const std::string& path) {
+  std::vector<std::set<std::string>> keys;
+  std::string repeated;
+  Json::parser_callback_t watch = [&](int, nlohmann::json::parse_event_t event, Json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) keys.emplace_back();
+    if (event == E::object_end && !keys.empty()) keys.pop_back();
+    if (event == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second && repeated.empty())
+      repeated = parsed.get<std::string>();
+    return true;
+  };
+  Json header;
+  try {
+    header = Json::parse(text, watch);
+  } catch (const nlohmann::json::exception& e) {
+    load_fail(path, std::string("the header is not valid JSON: ") + e.what());
+  }
+  if (!repeated.empty()) load_fail(path, "the header repeats the key '" + repeated + "'");
+  if (!header.is_object()) load_fail(path, "the header is not a JSON object");
+  return header;
+}
+
+void check_bool_bytes(const Tensor& t, const std::string& name, const std::string& path) {
+  const unsigned char* b = static_cast<const unsigned char*>(t.raw_data());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (b[i] > 1)
+      load_fail(path, "tensor '" + name + "': bool data holds byte value " + std::to_string(b[i]) + " at element " +
+                          std::to_string(i) + " (expected 0 or 1)");
+}
+
+void write_all(int fd, const void* data, size_t n, const std::string& path, const std::string& tmp) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t w = ::write(fd, static_cast<const char*>(data) + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      save_fail(path, "write failed: " + why);
+    }
+    done += static_cast<size_t>(w);
+  }
+}
+
+// The validated header of an open file: metadata, entries in header order, where the data starts.
+struct Header {
+  SafetensorsMetadata metadata;
+  std::vector<Entry> entries;
+  uint64_t data_start = 0;
+};
+
+Header read_header(const Fd& file, const std::string& path) {
+  struct stat st;
+  if (::fstat(file.fd, &st) != 0) load_fail(path, std::string("cannot stat: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) load_fail(path, "not a regular file");
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  unsigned char len_bytes[8] = {};
+  if (file_size < 8 || read_at(file.fd, len_bytes, 8, 0, path) != 8)
+    load_fail(path, "truncated: the file holds " + std::to_string(file_size) +
+                        " bytes, fewer than the 8-byte header length");
+  uint64_t header_len = 0;
+  for (int i = 0; i < 8; ++i) header_len |= uint64_t(len_bytes[i]) << (8 * i);
+  if (header_len > file_size - 8)
+    load_fail(path, "the header length " + std::to_string(header_len) + " runs past the end of the file (" +
+                        std::to_string(file_size) + " bytes): the file is truncated or not a safetensors file");
+  std::string text(header_len, '\0');
+  if (read_at(file.fd, text.data(), header_len, 8, path) != header_len)
+    load_fail(path, "truncated: the file shrank while its header was being read");
+  const Json json = parse_header(text, path);
+
+  Header h;
+  h.data_start = 8 + header_len;
+  const uint64_t data_size = file_size - h.data_start;
+  for (const auto& [name, info] : json.items()) {
+    if (name == kMetadataKey) {
+      if (!info.is_object()) load_fail(path, "__metadata__ is not an object of strings");
+      for (const auto& [key, value] : info.items()) {
+        if (!value.is_string()) load_fail(path, "__metadata__ entry '" + key + "' is not a string: " + value.dump());
+        h.metadata[key] = value.get<std::string>();
+      }
+      continue;
+    }
+    h.entries.push_back(parse_entry(name, info, data_size, path));
+  }
+  std::vector<const Entry*> by_offset;
+  for (const Entry& e : h.entries)
+    if (e.end > e.begin) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(), [](const Entry* a, const Entry* b) { return a->begin < b->begin; });
+  for (size_t i = 1; i < by_offset.size(); ++i)
+    if (by_offset[i]->begin < by_offset[i - 1]->end)
+      load_fail(path, "tensors '" + by_offset[i - 1]->name + "' " + offsets_str(*by_offset[i - 1]) + " and '" +
+                          by_offset[i]->name + "' " + offsets_str(*by_offset[i]) + " overlap");
+  return h;
+}
+
+void open_file(Fd& file, const std::string& path) {
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0) load_fail(path, std::string("cannot open: ") + std::strerror(errno));
+}
+
+}  // namespace
+
+SafetensorsMetadata read_safetensors_metadata(const std::string& path) {
+  Fd file;
+  open_file(file, path);
+  return read_header(file, path).metadata;
+}
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  Fd file;
+  open_file(file, path);
+  const Header h = read_header(file, path);
+  SafetensorsFile out;
+  out.metadata = h.metadata;
+  for (const Entry& e : h.entries) {
+    Tensor t = empty(e.shape, e.dtype, Device::cpu());
+    const size_t nbytes = e.end - e.begin;
+    if (read_at(file.fd, t.raw_data(), nbytes, h.data_start + e.begin, path) != nbytes)
+      load_fail(path, "truncated: the file shrank while tensor '" + e.name + "' was being read");
+    if (e.dtype == DType::Bool) check_bool_bytes(t, e.name, path);
+    out.tensors.emplace_back(e.name, t);
+  }
+  return out;
+}
+
+void save_safetensors(const std::string& path, const NamedTensors& tensors, const SafetensorsMetadata& metadata) {
+  std::set<std::string> names;
+  std::vector<Tensor> host;
+  for (const auto& [name, t] : tensors) {
+    if (name.empty() || name == kMetadataKey) save_fail(path, "invalid tensor name '" + name + "'");
+    if (!names.insert(name).second) save_fail(path, "tensor name '" + name + "' appears twice");
+    if (!t.defined()) save_fail(path, "tensor '" + name + "' is undefined");
+    if (!safetensors_dtype(t.dtype())) save_fail(path, "tensor '" + name + "' has unsupported dtype " + t.describe());
+    host.push_back(kernels::contiguous(kernels::to_device(t, Device::cpu())));
+  }
+  // Larger elements first: with an 8-aligned data start every tensor is then aligned for its dtype.
+  std::vector<size_t> order(tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return dtype_size(host[a].dtype()) > dtype_size(host[b].dtype());
+  });
+  std::vector<uint64_t> begin(tensors.size());
+  uint64_t offset = 0;
+  for (size_t i : order) {
+    begin[i] = offset;
+    offset += static_cast<uint64_t>(host[i].numel()) * dtype_size(host[i].dtype());
+  }
+  Json header = Json::object();
+  if (!metadata.empty()) {
+    Json meta = Json::object();
+    for (const auto& [key, value] : metadata) meta[key] = value;
+    header[kMetadataKey] = meta;
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const uint64_t end = begin[i] + static_cast<uint64_t>(host[i].numel()) * dtype_size(host[i].dtype());
+    header[tensors[i].first] = {{"dtype", safetensors_dtype(host[i].dtype())},
+                                {"shape", host[i].sizes()},
+                                {"data_offsets", {begin[i], end}}};
+  }
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const nlohmann::json::exception& e) {
+    save_fail(path, std::string("cannot encode the header (names and metadata must be UTF-8): ") + e.what());
+  }
+  text.append((8 - text.size() % 8) % 8, ' ');
+  unsigned char len_bytes[8];
+  for (int i = 0; i < 8; ++i) len_bytes[i] = static_cast<unsigned char>((uint64_t(text.size()) >> (8 * i)) & 0xFF);
+
+  // A unique name in the target folder: rename is atomic only within one file system.
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) save_fail(path, "cannot create temporary file '" + tmp + "': " + std::strerror(errno));
+  write_all(fd, len_bytes, 8, path, tmp);
+  write_all(fd, text.data(), text.size(), path, tmp);
+  for (size_t i : order)
+    write_all(fd, host[i].raw_data(), static_cast<size_t>(host[i].numel()) * dtype_size(host[i].dtype()), path, tmp);
+  // fsync before rename: otherwise a crash could leave the new name pointing at data not yet on disk.
+  const int synced = ::fsync(fd) == 0 ? 0 : errno;
+  const int closed = ::close(fd) == 0 ? 0 : errno;
+  if (synced || closed) {
+    const std::string why = std::strerror(synced ? synced : closed);
+    ::unlink(tmp.c_str());
+    save_fail(path, "could not flush the file: " + why);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    save_fail(path, "cannot rename the temporary file into place: " + why);
+  }
+}
+
+}  // namespace rematch::nn

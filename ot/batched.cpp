@@ -1,0 +1,221 @@
+// The driver every Sinkhorn solve goes through: shape/dtype/device checks, the device dispatch, and on the
+// CPU the OpenMP loop over problems around cpu::solve (ot/sinkhorn.cpp).
+#include "ot/batched.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace rematch::ot {
+namespace {
+
+// A single problem with at least this many entries, in a batch smaller than the thread count, is split over
+// the threads by rows; below it one thread per problem is faster than the fork/join of every half-step.
+constexpr int64_t kSplitProblemEntries = int64_t{1} << 15;
+
+// `t` (undefined allowed) must be [len] or [B, len] of `dtype`; `what` names it in errors.
+void check_per_problem(const char* op, const char* what, const Tensor& t, const Tensor& C, int64_t len) {
+  if (!t.defined()) return;
+  const int64_t B = C.size(0);
+  REMATCH_CHECK(t.dtype() == C.dtype(), op, ": ", what, " is ", t.describe(), " but the cost is ",
+                dtype_name(C.dtype()), "; pass it in the cost's dtype");
+  const bool shared = t.dim() == 1 && t.size(0) == len;
+  const bool per_problem = t.dim() == 2 && t.size(0) == B && t.size(1) == len;
+  REMATCH_CHECK(shared || per_problem, op, ": ", what, " has shape ", t.shape_str(), " but the cost is ",
+                C.shape_str(), ": expected [", len, "] or [", B, ", ", len, "]");
+}
+
+// Uniform weights 1/size over each problem's valid prefix, zero beyond it: [B, len].
+Tensor uniform_weights(int64_t B, int64_t len, const std::vector<int64_t>& sizes, DType dtype) {
+  std::vector<double> w(static_cast<size_t>(B * len), 0.0);
+  for (int64_t k = 0; k < B; ++k) {
+    const int64_t s = sizes.empty() ? len : sizes[k];
+    for (int64_t i = 0; i < s; ++i) w[k * len + i] = 1.0 / static_cast<double>(s);
+  }
+  return kernels::cast(from_vector(w, {B, len}), dtype);
+}
+
+// Host, contiguous, detached (the solver reads raw memory; the plan is a constant target).
+Tensor host_view(const Tensor& t) { return t.defined() ? kernels::contiguous(t.detach()) : t; }
+
+template <typename T>
+std::vector<cpu::ProblemStats> solve_cpu_typed(const Tensor& C, const Tensor& a, const Tensor& b, const Tensor& mask,
+                                               const Tensor& f0, const Tensor& g0, const SinkhornOptions& o,
+                                               const std::vector<int64_t>& rows, const std::vector<int64_t>& cols,
+                                               BatchedSinkhornResult& out) {
+  const int64_t B = C.size(0), n = C.size(1), m = C.size(2);
+  const T* cp = C.data<T>();
+  const T* ap = a.data<T>();
+  const T* bp = b.data<T>();
+  const uint8_t* mp = mask.defined() ? static_cast<const uint8_t*>(mask.raw_data()) : nullptr;
+  const T* f0p = f0.defined() ? f0.data<T>() : nullptr;
+  const T* g0p = g0.defined() ? g0.data<T>() : nullptr;
+  const int64_t a_step = a.dim() == 2 ? n : 0, b_step = b.dim() == 2 ? m : 0;
+  const int64_t mask_step = mask.defined() && mask.dim() == 3 ? n * m : 0;
+  const int64_t f0_step = f0.defined() && f0.dim() == 2 ? n : 0, g0_step = g0.defined() && g0.dim() == 2 ? m : 0;
+  T* plan = out.plan.data<T>();
+  T* f = out.f.data<T>();
+  T* g = out.g.data<T>();
+
+  std::vector<cpu::ProblemStats> stats(static_cast<size_t>(B));
+  auto solve_one = [&](int64_t k, int threads) {
+    cpu::ProblemView<T> v;
+    v.n = rows.empty() ? n : rows[k];
+    v.m = cols.empty() ? m : cols[k];
+    v.cost = cp + k * n * m;
+    v.ld_cost = m;
+    v.mask = mp ? mp + k * mask_step : nullptr;
+    v.ld_mask = m;
+    v.a = ap + k * a_step;
+    v.b = bp + k * b_step;
+    v.f0 = f0p ? f0p + k * f0_step : nullptr;
+    v.g0 = g0p ? g0p + k * g0_step : nullptr;
+    v.plan = plan + k * n * m;
+    v.ld_plan = m;
+    v.f = f + k * n;
+    v.g = g + k * m;
+    stats[k] = cpu::solve<T>(v, o, threads);
+  };
+  const int threads = omp_get_max_threads();
+  int64_t largest = 0;
+  for (int64_t k = 0; k < B; ++k)
+    largest = std::max(largest, (rows.empty() ? n : rows[k]) * (cols.empty() ? m : cols[k]));
+  if (B < threads && largest >= kSplitProblemEntries) {
+    for (int64_t k = 0; k < B; ++k) solve_one(k, threads);
+  } else {
+#pragma omp parallel for schedule(dynamic, 1) if (B > 1)
+    for (int64_t k = 0; k < B; ++k) solve_one(k, 1);
+  }
+  return stats;
+}
+
+// The CPU backend of solve_batched: inputs already checked for shape, dtype and device.
+BatchedSinkhornResult solve_cpu(const char* op, const Tensor& C, const Tensor& a, const Tensor& b,
+                                const SinkhornOptions& o, const ProblemSizes& sizes, bool name_problem) {
+  const int64_t B = C.size(0), n = C.size(1), m = C.size(2);
+  const DType dt = C.dtype();
+  BatchedSinkhornResult out;
+  out.plan = zeros({B, n, m}, dt);
+  out.f = zeros({B, n}, dt);
+  out.g = zeros({B, m}, dt);
+  const Tensor Ch = host_view(C);
+  const Tensor ah = a.defined() ? host_view(a) : uniform_weights(B, n, sizes.rows, dt);
+  const Tensor bh = b.defined() ? host_view(b) : uniform_weights(B, m, sizes.cols, dt);
+  const Tensor mh = host_view(o.mask), f0h = host_view(o.f0), g0h = host_view(o.g0);
+  const std::vector<cpu::ProblemStats> stats = dispatch_float(op, dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return solve_cpu_typed<T>(Ch, ah, bh, mh, f0h, g0h, o, sizes.rows, sizes.cols, out);
+  });
+  for (int64_t k = 0; k < B; ++k) {
+    const cpu::ProblemStats& s = stats[k];
+    if (!s.error.empty()) {
+      if (name_problem) REMATCH_FAIL(op, ": problem ", k, " of ", B, ": ", s.error);
+      REMATCH_FAIL(op, ": ", s.error);
+    }
+    out.iterations.push_back(s.iterations);
+    out.marginal_error.push_back(s.marginal_error);
+    out.converged.push_back(s.converged ? 1 : 0);
+  }
+  return out;
+}
+
+BatchedSinkhornResult solve_batched_impl(const char* op, const Tensor& C, const Tensor& a, const Tensor& b,
+                                         const SinkhornOptions& o, const ProblemSizes& sizes, bool name_problem) {
+  detail::check_options(op, o);
+  REMATCH_CHECK(C.defined(), op, ": the cost C is undefined");
+  REMATCH_CHECK(is_floating(C.dtype()), op, ": the cost must be float32 or float64, got ", C.describe());
+  REMATCH_CHECK(C.dim() == 3, op, ": the batched cost must be 3-D [B, n, m], got ", C.describe());
+  const int64_t B = C.size(0), n = C.size(1), m = C.size(2);
+  REMATCH_CHECK(B > 0 && n > 0 && m > 0, op, ": empty problem, cost ", C.describe());
+  for (const auto* s : {&sizes.rows, &sizes.cols}) {
+    const bool is_rows = s == &sizes.rows;
+    const int64_t full = is_rows ? n : m;
+    if (s->empty()) continue;
+    REMATCH_CHECK(static_cast<int64_t>(s->size()) == B, op, ": ProblemSizes::", is_rows ? "rows" : "cols", " has ",
+                  s->size(), " entries for a batch of ", B);
+    for (int64_t k = 0; k < B; ++k)
+      REMATCH_CHECK((*s)[k] >= 1 && (*s)[k] <= full, op, ": ProblemSizes::", is_rows ? "rows" : "cols", "[", k,
+                    "] = ", (*s)[k], " is outside [1, ", full, "]");
+  }
+  check_per_problem(op, "a", a, C, n);
+  check_per_problem(op, "b", b, C, m);
+  check_per_problem(op, "f0", o.f0, C, n);
+  check_per_problem(op, "g0", o.g0, C, m);
+  if (o.mask.defined()) {
+    const Tensor& mk = o.mask;
+    REMATCH_CHECK(mk.dtype() == DType::Bool || mk.dtype() == DType::UInt8, op, ": the mask must be bool or uint8, got ",
+                  mk.describe());
+    const bool shared = mk.dim() == 2 && mk.size(0) == n && mk.size(1) == m;
+    const bool per_problem = mk.dim() == 3 && mk.sizes() == C.sizes();
+    REMATCH_CHECK(shared || per_problem, op, ": the mask has shape ", mk.shape_str(), " but the cost is ",
+                  C.shape_str(), ": expected [", n, ", ", m, "] or ", C.shape_str());
+  }
+  std::vector<const Tensor*> inputs{&C};
+  for (const Tensor* t : {&a, &b, &o.mask, &o.f0, &o.g0})
+    if (t->defined()) inputs.push_back(t);
+  for (const Tensor* t : inputs)
+    REMATCH_CHECK(t->device() == C.device(), op, ": every input must be on the cost's device ", C.device().str(),
+                  ", but one is ", t->describe());
+
+  // The device dispatch point of ot/: every solve reaches the backend from here.
+  if (C.device().is_cuda())
+    REMATCH_FAIL(op, ": the cost is on ", C.device().str(), " but the CUDA Sinkhorn kernels are not built yet; "
+                 "solve on the cpu (kernels::to_device(C, Device::cpu()))");
+  return solve_cpu(op, C, a, b, o, sizes, name_problem);
+}
+
+}  // namespace
+
+bool BatchedSinkhornResult::all_converged() const {
+  return std::all_of(converged.begin(), converged.end(), [](uint8_t c) { return c != 0; });
+}
+
+BatchedSinkhornResult sinkhorn_batched(const Tensor& C, const Tensor& a, const Tensor& b,
+                                       const SinkhornOptions& options, const ProblemSizes& sizes) {
+  return solve_batched_impl("sinkhorn_batched", C, a, b, options, sizes, true);
+}
+
+namespace detail {
+
+void check_options(const char* op, const SinkhornOptions& o) {
+  REMATCH_CHECK(std::isfinite(o.epsilon) && o.epsilon > 0, op, ": epsilon = ", o.epsilon,
+                " must be finite and > 0 (the entropic regularisation; set SinkhornOptions::epsilon)");
+  REMATCH_CHECK(o.max_iter >= 1, op, ": max_iter = ", o.max_iter, " must be >= 1");
+  REMATCH_CHECK(o.tol >= 0, op, ": tol = ", o.tol, " must be >= 0 (0 runs exactly max_iter sweeps)");
+  REMATCH_CHECK(o.check_every >= 1, op, ": check_every = ", o.check_every, " must be >= 1");
+}
+
+BatchedSinkhornResult solve_batched(const char* op, const Tensor& C, const Tensor& a, const Tensor& b,
+                                    const SinkhornOptions& options, const ProblemSizes& sizes, bool name_problem) {
+  return solve_batched_impl(op, C, a, b, options, sizes, name_problem);
+}
+
+SinkhornResult solve_single(const char* op, const Tensor& C, const Tensor& a, const Tensor& b,
+                            const SinkhornOptions& options) {
+  REMATCH_CHECK(C.defined(), op, ": the cost C is undefined");
+  REMATCH_CHECK(C.dim() == 2, op, ": the cost must be 2-D [n, m], got ", C.describe(),
+                " (use sinkhorn_batched for [B, n, m])");
+  const int64_t n = C.size(0), m = C.size(1);
+  const std::pair<const Tensor*, const char*> vectors[] = {{&a, "a"}, {&b, "b"}, {&options.f0, "f0"}, {&options.g0, "g0"}};
+  for (const auto& [t, name] : vectors) {
+    const int64_t len = (t == &a || t == &options.f0) ? n : m;
+    REMATCH_CHECK(!t->defined() || (t->dim() == 1 && t->size(0) == len), op, ": ", name, " has shape ", t->shape_str(),
+                  " but the cost is ", C.shape_str(), ": expected [", len, "]");
+  }
+  if (options.mask.defined())
+    REMATCH_CHECK(options.mask.dim() == 2, op, ": the mask has shape ", options.mask.shape_str(),
+                  " but the cost is ", C.shape_str(), ": expected the same shape");
+  BatchedSinkhornResult r = solve_batched_impl(op, kernels::unsqueeze(C, 0), a, b, options, {}, false);
+  SinkhornResult out;
+  out.plan = kernels::squeeze(r.plan, 0);
+  out.f = kernels::squeeze(r.f, 0);
+  out.g = kernels::squeeze(r.g, 0);
+  out.iterations = r.iterations[0];
+  out.marginal_error = r.marginal_error[0];
+  out.converged = r.converged[0] != 0;
+  return out;
+}
+
+}  // namespace detail
+}  // namespace rematch::ot

@@ -1,0 +1,60 @@
+#include "train/cli/app.h"
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "tensor/error.h"
+#include "train/cli/eval_command.h"
+#include "train/cli/synth_command.h"
+
+namespace rematch::cli {
+namespace {
+
+std::string usage_message(const std::string& what) {
+  return "rematch: error: " + what + "\nRun with --help for more information.\n";
+}
+
+}  // namespace
+
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"rematch: robust cross-modal retrieval (L2RM, RCL, UOT-RCL, RCSL on SGR/SAF/SGRAF)", "rematch"};
+  app.require_subcommand(1);
+  app.footer("Run `rematch <subcommand> --help` for the flags of one subcommand.");
+  // One shape for every command-line mistake, whether CLI11 or a subcommand found it.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) { return usage_message(e.what()); });
+  add_synth_command(app, out);
+  add_eval_command(app, out);
+  // CLI11 would only say "A subcommand is required" for `rematch frobnicate`; name the word and the choices.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known |= sub->check_name(argv[1]);
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      err << usage_message("unknown subcommand '" + std::string(argv[1]) + "' (available: " + names + ")");
+      return kExitUsage;
+    }
+  }
+  // The subcommands run inside parse() (as CLI11 callbacks), so their failures surface here too.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and friends are "errors" with exit code 0; everything else is a bad command line.
+    const int code = app.exit(e, out, err);
+    return code == 0 ? kExitOk : kExitUsage;
+  } catch (const UsageError& e) {
+    err << usage_message(e.what());
+    return kExitUsage;
+  } catch (const rematch::Error& e) {
+    err << "rematch: error: " << e.what() << "\n";
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    err << "rematch: unexpected error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace rematch::cli

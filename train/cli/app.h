@@ -1,0 +1,28 @@
+// The `rematch` program (DESIGN.md "The program"): one binary, one CLI11 subcommand per job. main.cpp only
+// calls run(); the tests call it too, with their own streams, so every path of the program is testable
+// without spawning a process.
+#pragma once
+
+#include <ostream>
+#include <stdexcept>
+#include <string>
+
+namespace rematch::cli {
+
+// Process exit codes: success, a failure while running (unreadable file, ...), a bad command line.
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+// Thrown by a subcommand when its flags parse but make no sense together (a --regions with --kind labeled,
+// a --captions_per_image that does not fit the matrix); run() reports it like a CLI11 parse error.
+class UsageError : public std::runtime_error {
+ public:
+  explicit UsageError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// Parses argv (argv[0] is the program name) and runs the chosen subcommand, writing results and help to
+// `out` and diagnostics to `err`. Never throws; returns one of the exit codes above.
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+}  // namespace rematch::cli

@@ -1,0 +1,66 @@
+#include "train/cli/eval_command.h"
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "tensor/npy.h"
+#include "train/cli/app.h"
+#include "train/eval/retrieval_metrics.h"
+
+namespace rematch::cli {
+namespace {
+
+struct EvalOptions {
+  std::string sims;
+  int64_t captions_per_image = 5;
+  int64_t folds = 1;
+  bool json = false;
+};
+
+void run_eval(const EvalOptions& o, std::ostream& out) {
+  const Tensor sims = load_npy(o.sims);
+  // The matrix is only known after loading, so these checks cannot be CLI11 validators; they are still
+  // command-line mistakes (wrong --captions_per_image or --folds for this file), hence UsageError.
+  if (sims.dim() != 2 || (sims.dtype() != DType::Float32 && sims.dtype() != DType::Float64))
+    throw UsageError("--sims " + o.sims + " must hold a 2-D float32/float64 matrix, got " + sims.describe());
+  const int64_t n_img = sims.size(0), n_cap = sims.size(1);
+  if (n_img < 1 || n_cap != n_img * o.captions_per_image)
+    throw UsageError("--sims " + o.sims + " is " + sims.shape_str() + ", which is not [N_img, N_img * " +
+                     std::to_string(o.captions_per_image) + "] for --captions_per_image " +
+                     std::to_string(o.captions_per_image));
+  if (n_img % o.folds != 0)
+    throw UsageError(std::to_string(n_img) + " images do not split into --folds " + std::to_string(o.folds) +
+                     " equal folds");
+  const eval::RetrievalMetrics m =
+      o.folds == 1 ? eval::retrieval_metrics(sims, o.captions_per_image)
+                   : eval::mean_metrics(eval::per_fold_metrics(sims, o.captions_per_image, o.folds));
+  if (o.json) {
+    out << eval::metrics_json(m) << "\n";
+    return;
+  }
+  out << o.sims << ": " << n_img << " images x " << n_cap << " captions (" << o.captions_per_image
+      << " per image)";
+  if (o.folds > 1) out << ", mean over " << o.folds << " folds of " << n_img / o.folds << " images";
+  out << "\n" << eval::format_metrics_table(m);
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app, std::ostream& out) {
+  auto o = std::make_shared<EvalOptions>();
+  CLI::App* cmd = app.add_subcommand("eval", "Retrieval metrics (R@1/5/10, medr, meanr, rSum) of a similarity matrix");
+  cmd->add_option("--sims", o->sims, "Similarity matrix .npy [N_img, N_img * captions_per_image], rows = images")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--captions_per_image", o->captions_per_image, "5 for COCO/F30K, 1 for CC152K")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--folds", o->folds, "Average over this many consecutive image folds (COCO 1K: 5)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
+  cmd->callback([o, &out] { run_eval(*o, out); });
+}
+
+}  // namespace rematch::cli

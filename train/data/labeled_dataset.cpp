@@ -1,0 +1,248 @@
+// Readers of the labelled data layouts and the HDF5 writer. HDF5 goes through the C API; its automatic error
+// printing is switched off while we call it, because every failure is turned into an Error with context.
+#include "train/data/labeled_dataset.h"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+namespace rematch::data {
+
+namespace {
+
+// Silences HDF5's error stack printing for the lifetime of the guard and restores the previous handler.
+class H5Quiet {
+ public:
+  H5Quiet() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~H5Quiet() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+// Closes an HDF5 handle with its matching close function.
+class H5Handle {
+ public:
+  H5Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  ~H5Handle() {
+    if (id_ >= 0) close_(id_);
+  }
+  H5Handle(const H5Handle&) = delete;
+  H5Handle& operator=(const H5Handle&) = delete;
+  hid_t get() const { return id_; }
+
+ private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+bool h5_has(hid_t file, const std::string& name) { return H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0; }
+
+// Reads a numeric dataset converted to `mem_type`, with its dimensions.
+template <typename T>
+std::vector<T> h5_read(hid_t file, const std::string& name, hid_t mem_type, const std::string& path,
+                       std::vector<hsize_t>& dims) {
+  REMATCH_CHECK(h5_has(file, name), "HDF5 file '", path, "' has no dataset '", name, "'");
+  H5Handle set(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  REMATCH_CHECK(set.get() >= 0, "HDF5 file '", path, "': cannot open dataset '", name, "'");
+  H5Handle type(H5Dget_type(set.get()), H5Tclose);
+  const H5T_class_t cls = H5Tget_class(type.get());
+  REMATCH_CHECK(cls == H5T_INTEGER || cls == H5T_FLOAT, "HDF5 file '", path, "': dataset '", name,
+                "' is not numeric");
+  H5Handle space(H5Dget_space(set.get()), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  REMATCH_CHECK(rank >= 0 && rank <= 2, "HDF5 file '", path, "': dataset '", name, "' has rank ", rank,
+                "; expected 1 or 2");
+  dims.assign(static_cast<size_t>(rank), 0);
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  hsize_t n = 1;
+  for (hsize_t d : dims) n *= d;
+  std::vector<T> out(static_cast<size_t>(n));
+  if (n > 0)
+    REMATCH_CHECK(H5Dread(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) >= 0, "HDF5 file '", path,
+                  "': reading dataset '", name, "' failed");
+  return out;
+}
+
+Tensor h5_matrix(hid_t file, const std::string& name, const std::string& path) {
+  std::vector<hsize_t> dims;
+  std::vector<float> values = h5_read<float>(file, name, H5T_NATIVE_FLOAT, path, dims);
+  REMATCH_CHECK(dims.size() == 2, "HDF5 file '", path, "': dataset '", name, "' must be [N, dim]");
+  return from_vector(values, {static_cast<int64_t>(dims[0]), static_cast<int64_t>(dims[1])});
+}
+
+// Labels as exact integers: stored as integers or as integral floats (MATLAB exports), [N], [N, 1] or [1, N].
+std::vector<int64_t> integral_labels(const std::vector<double>& values, const std::string& what) {
+  std::vector<int64_t> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    REMATCH_CHECK(std::isfinite(values[i]) && std::floor(values[i]) == values[i] && std::fabs(values[i]) < 9e15,
+                  what, ": label ", i, " is ", values[i], ", not an integer");
+    out[i] = static_cast<int64_t>(values[i]);
+  }
+  return out;
+}
+
+std::vector<int64_t> h5_labels(hid_t file, const std::string& name, const std::string& path) {
+  std::vector<hsize_t> dims;
+  const std::vector<double> values = h5_read<double>(file, name, H5T_NATIVE_DOUBLE, path, dims);
+  REMATCH_CHECK(dims.size() == 1 || dims[0] == 1 || dims[1] == 1, "HDF5 file '", path, "': labels '", name,
+                "' must be a vector");
+  return integral_labels(values, "HDF5 file '" + path + "' dataset '" + name + "'");
+}
+
+LabeledSplit h5_split(hid_t file, const std::string& split, const std::string& path) {
+  LabeledSplit s;
+  s.images = h5_matrix(file, split + "_imgs_deep", path);
+  s.image_labels = h5_labels(file, split + "_imgs_labels", path);
+  const std::string texts = h5_has(file, split + "_text") ? split + "_text" : split + "_texts";
+  s.texts = h5_matrix(file, texts, path);
+  s.text_labels = h5_labels(file, split + "_texts_labels", path);
+  return s;
+}
+
+LabeledSplit npy_split(const std::string& dir, const std::string& split) {
+  auto load = [&](const std::string& name) {
+    const std::string path = dir + "/" + split + "_" + name + ".npy";
+    REMATCH_CHECK(std::filesystem::is_regular_file(path), "labelled data file '", path, "' does not exist");
+    return std::make_pair(load_npy(path), path);
+  };
+  auto features = [&](const std::string& name) {
+    const auto [t, path] = load(name);
+    REMATCH_CHECK(t.dim() == 2 && (t.dtype() == DType::Float32 || t.dtype() == DType::Float64),
+                  "labelled data file '", path, "' holds ", t.describe(), "; expected float [N, dim]");
+    return kernels::contiguous(kernels::cast(t, DType::Float32));
+  };
+  LabeledSplit s;
+  s.images = features("imgs");
+  s.texts = features("texts");
+  const auto [labels, path] = load("labels");
+  REMATCH_CHECK(labels.dim() == 1 && (labels.dtype() == DType::Int64 || labels.dtype() == DType::Int32),
+                "labelled data file '", path, "' holds ", labels.describe(), "; expected int64 [N]");
+  s.image_labels = labels.to_vector<int64_t>();
+  s.text_labels = s.image_labels;
+  return s;
+}
+
+LabeledSplit take_rows(const LabeledSplit& s, int64_t begin, int64_t end) {
+  LabeledSplit out;
+  out.images = kernels::contiguous(kernels::slice(s.images, 0, begin, end));
+  out.texts = kernels::contiguous(kernels::slice(s.texts, 0, begin, end));
+  out.image_labels.assign(s.image_labels.begin() + begin, s.image_labels.begin() + end);
+  out.text_labels.assign(s.text_labels.begin() + begin, s.text_labels.begin() + end);
+  return out;
+}
+
+// The shared checks and the label shift of both layouts.
+LabeledDataset finish(LabeledDataset d, bool has_valid, int64_t valid_len) {
+  const std::string& src = d.source;
+  if (!has_valid) {
+    REMATCH_CHECK(valid_len >= 0 && valid_len <= d.test.images.size(0), "labelled data '", src, "': valid_len ",
+                  valid_len, " is outside [0, ", d.test.images.size(0), "] test rows");
+    const int64_t n = d.test.images.size(0);
+    d.valid = take_rows(d.test, 0, valid_len);
+    d.test = take_rows(d.test, valid_len, n);
+  }
+  const std::pair<const char*, LabeledSplit*> splits[] = {{"train", &d.train}, {"valid", &d.valid}, {"test", &d.test}};
+  int64_t lowest = std::numeric_limits<int64_t>::max();
+  for (const auto& [name, s] : splits) {
+    const int64_t n = s->images.size(0);
+    REMATCH_CHECK(s->texts.size(0) == n && s->size() == n && static_cast<int64_t>(s->text_labels.size()) == n,
+                  "labelled data '", src, "' split ", name, ": ", n, " images, ", s->texts.size(0), " texts, ",
+                  s->image_labels.size(), " image labels and ", s->text_labels.size(), " text labels disagree");
+    for (const auto* labels : {&s->image_labels, &s->text_labels})
+      for (int64_t l : *labels) lowest = std::min(lowest, l);
+  }
+  REMATCH_CHECK(d.train.size() > 0, "labelled data '", src, "' has no training pairs");
+  for (const auto& [name, s] : splits)
+    for (auto* labels : {&s->image_labels, &s->text_labels})
+      for (int64_t& l : *labels) l -= lowest;
+  d.num_classes = 1 + std::max(*std::max_element(d.train.image_labels.begin(), d.train.image_labels.end()),
+                               *std::max_element(d.train.text_labels.begin(), d.train.text_labels.end()));
+  for (const auto& [name, s] : splits)
+    for (const auto* labels : {&s->image_labels, &s->text_labels})
+      for (size_t i = 0; i < labels->size(); ++i)
+        REMATCH_CHECK((*labels)[i] < d.num_classes, "labelled data '", src, "' split ", name, ": label ",
+                      (*labels)[i] + lowest, " of pair ", i, " is out of range: the training labels span ", lowest,
+                      "..", lowest + d.num_classes - 1);
+  return d;
+}
+
+}  // namespace
+
+LabeledDataset load_labeled_h5(const std::string& path, int64_t valid_len) {
+  REMATCH_CHECK(std::filesystem::is_regular_file(path), "HDF5 file '", path, "' does not exist");
+  H5Quiet quiet;
+  H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  REMATCH_CHECK(file.get() >= 0, "HDF5 file '", path, "' cannot be opened as HDF5");
+  LabeledDataset d;
+  d.source = path;
+  d.train = h5_split(file.get(), "train", path);
+  d.test = h5_split(file.get(), "test", path);
+  const bool has_valid = h5_has(file.get(), "valid_text") || h5_has(file.get(), "valid_texts");
+  if (has_valid) d.valid = h5_split(file.get(), "valid", path);
+  return finish(std::move(d), has_valid, valid_len);
+}
+
+LabeledDataset load_labeled_npy(const std::string& dir, int64_t valid_len) {
+  REMATCH_CHECK(std::filesystem::is_directory(dir), "labelled data folder '", dir, "' does not exist");
+  LabeledDataset d;
+  d.source = dir;
+  d.train = npy_split(dir, "train");
+  d.test = npy_split(dir, "test");
+  const bool has_valid = std::filesystem::is_regular_file(dir + "/valid_imgs.npy");
+  if (has_valid) d.valid = npy_split(dir, "valid");
+  return finish(std::move(d), has_valid, valid_len);
+}
+
+LabeledDataset load_labeled(const std::string& path, int64_t valid_len) {
+  if (std::filesystem::is_directory(path)) return load_labeled_npy(path, valid_len);
+  return load_labeled_h5(path, valid_len);
+}
+
+void save_labeled_h5(const std::string& path, const LabeledDataset& d) {
+  H5Quiet quiet;
+  const std::string tmp = path + ".tmp";
+  {
+    H5Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    REMATCH_CHECK(file.get() >= 0, "save_labeled_h5: cannot create '", tmp, "'");
+    auto write = [&](const std::string& name, const std::vector<hsize_t>& dims, hid_t file_type, hid_t mem_type,
+                     const void* data) {
+      H5Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+      H5Handle set(H5Dcreate2(file.get(), name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                              H5P_DEFAULT),
+                   H5Dclose);
+      hsize_t n = 1;
+      for (hsize_t v : dims) n *= v;
+      // An empty dataset is created but not written: HDF5 rejects a write from an empty buffer.
+      REMATCH_CHECK(set.get() >= 0 && (n == 0 || H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                                          data) >= 0),
+                    "save_labeled_h5: writing dataset '", name, "' of '", tmp, "' failed");
+    };
+    auto write_split = [&](const std::string& split, const LabeledSplit& s) {
+      for (const auto& [name, t] : {std::pair<std::string, Tensor>{"_imgs_deep", s.images}, {"_texts", s.texts}}) {
+        const Tensor c = kernels::contiguous(kernels::cast(t, DType::Float32));
+        REMATCH_CHECK(c.dim() == 2, "save_labeled_h5: ", split, name, " must be [N, dim], got ", c.describe());
+        write(split + name, {static_cast<hsize_t>(c.size(0)), static_cast<hsize_t>(c.size(1))}, H5T_IEEE_F32LE,
+              H5T_NATIVE_FLOAT, c.raw_data());
+      }
+      for (const auto& [name, labels] : {std::pair<std::string, const std::vector<int64_t>*>{"_imgs_labels",
+                                                                                         &s.image_labels},
+                                         {"_texts_labels", &s.text_labels}})
+        write(split + name, {static_cast<hsize_t>(labels->size())}, H5T_STD_I64LE, H5T_NATIVE_INT64,
+              labels->data());
+    };
+    write_split("train", d.train);
+    write_split("test", d.test);
+    if (d.valid.images.defined() && d.valid.size() > 0) write_split("valid", d.valid);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace rematch::data
