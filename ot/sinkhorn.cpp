@@ -73,10 +73,14 @@ template <typename T> constexpr T kInf = std::numeric_limits<T>::infinity();
 
 template <typename T> bool sum_ok(double s) { return s >= kSumLo<T> && s <= kSumHi<T>; }
 
+// Lanes of the exp loops: 512 bits of T. GCC prefers 256-bit vectors on AVX-512 machines, but exp is pure
+// arithmetic and runs ~1.4x faster at full width (measured); without AVX-512 the compiler splits the lanes.
+template <typename T> constexpr int kLanes = 64 / sizeof(T);
+
 // Σ_j exp(psi_j − row_j − shift) and max_j (psi_j − row_j): the two passes of a row LSE.
 template <typename T> double row_sum(const T* row, const T* psi, int64_t m, T shift) {
   double s = 0;
-#pragma omp simd reduction(+ : s)
+#pragma omp simd reduction(+ : s) simdlen(kLanes<T>)
   for (int64_t j = 0; j < m; ++j) s += static_cast<double>(exp_t<T>(psi[j] - row[j] - shift));
   return s;
 }
@@ -247,7 +251,7 @@ template <typename T> void Solver<T>::col_lse(bool exact) {
       if (phi[i] == -kInf<T>) continue;
       const T* row = cs + i * m;
       const T fi = phi[i];
-#pragma omp simd
+#pragma omp simd simdlen(kLanes<T>)
       for (int64_t j = 0; j < m; ++j) acc[j] += static_cast<double>(exp_t<T>(fi - row[j] - clse[j]));
     }
 #pragma omp for schedule(static)

@@ -42,6 +42,7 @@ size_t pad(const Text& s, size_t i, size_t len, Text& out) {
 
 // Pads every occurrence of a single character from `set`.
 Text pad_chars(const Text& s, std::u32string_view set) {
+  if (s.find_first_of(set.data(), 0, set.size()) == Text::npos) return s;  // the common case: nothing to pad
   return sub(s, [&](const Text& t, size_t i, Text& out) -> size_t {
     return one_of(t[i], set) ? pad(t, i, 1, out) : 0;
   });
@@ -49,6 +50,7 @@ Text pad_chars(const Text& s, std::u32string_view set) {
 
 // Pads every occurrence of a literal string (non-overlapping, left to right).
 Text pad_literal(const Text& s, std::u32string_view lit, std::u32string_view replacement) {
+  if (s.find(lit.data(), 0, lit.size()) == Text::npos) return s;
   return sub(s, [&](const Text& t, size_t i, Text& out) -> size_t {
     if (t.compare(i, lit.size(), lit.data(), lit.size()) != 0) return 0;
     out.append(replacement.data(), replacement.size());
@@ -183,12 +185,11 @@ Text ending_quotes(Text t) {
   // ([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) -> "\1 \2 "
   return sub(t, [](const Text& s, size_t i, Text& out) -> size_t {
     if (one_of(s[i], U"' ") || i + 4 >= s.size() || s[i + 4] != ' ') return 0;
-    const Text clitic = s.substr(i + 1, 3);
     for (std::u32string_view c : {U"'ll", U"'LL", U"'re", U"'RE", U"'ve", U"'VE", U"n't", U"N'T"}) {
-      if (clitic != c) continue;
+      if (s.compare(i + 1, 3, c.data(), 3) != 0) continue;
       out.push_back(s[i]);
       out.push_back(U' ');
-      out += clitic;
+      out.append(c.data(), 3);
       out.push_back(U' ');
       return 5;
     }
@@ -200,11 +201,11 @@ Text ending_quotes(Text t) {
 // space is CONTRACTIONS3's " ('t)(is)\b". Replacement " \1 \2 ".
 Text split_contraction(const Text& t, std::u32string_view lead, std::u32string_view first, std::u32string_view second,
                        bool space_after) {
+  const Text pattern = Text(lead) + Text(first) + Text(second);
   return sub(t, [&](const Text& s, size_t i, Text& out) -> size_t {
     const size_t n = s.size();
     // \b before a word that starts with a letter (CONTRACTIONS2 only; CONTRACTIONS3 starts with a space).
     if (lead.empty() && i > 0 && py_isword(s[i - 1])) return 0;
-    const Text pattern = Text(lead) + Text(first) + Text(second);
     if (i + pattern.size() > n) return 0;
     for (size_t k = 0; k < pattern.size(); ++k)
       if (!ignorecase_eq(s[i + k], pattern[k])) return 0;
