@@ -6,8 +6,71 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 namespace rematch::ot {
+
+namespace cpu {
+
+template <typename T> std::string check_values(const ProblemView<T>& p, double epsilon) {
+  using rematch::detail::concat;
+  double sa = 0, sb = 0;
+  for (int64_t i = 0; i < p.n; ++i) {
+    if (!(std::isfinite(p.a[i]) && p.a[i] >= 0)) return concat("weight a[", i, "] = ", p.a[i], " must be finite and >= 0");
+    sa += p.a[i];
+  }
+  for (int64_t j = 0; j < p.m; ++j) {
+    if (!(std::isfinite(p.b[j]) && p.b[j] >= 0)) return concat("weight b[", j, "] = ", p.b[j], " must be finite and >= 0");
+    sb += p.b[j];
+  }
+  if (!(sa > 0)) return "the weights a sum to 0: there is no mass to transport";
+  const double rel = std::is_same_v<T, float> ? 1e-5 : 1e-6;
+  if (std::fabs(sa - sb) > rel * std::max(sa, sb))
+    return concat("the marginals have different sums: sum(a) = ", sa, " but sum(b) = ", sb,
+                  " (balanced OT needs equal masses to ", rel, " relative; partial_sinkhorn transports a smaller mass)");
+  // any: the row (column) has an unmasked entry; reach: one in a column (row) of positive weight — without it
+  // a row (column) of positive weight can send (receive) nothing.
+  std::vector<uint8_t> row_any(p.n, 0), col_any(p.m, 0), row_reach(p.n, 0), col_reach(p.m, 0);
+  for (int64_t i = 0; i < p.n; ++i) {
+    const T* c = p.cost + i * p.ld_cost;
+    const uint8_t* mk = p.mask ? p.mask + i * p.ld_mask : nullptr;
+    for (int64_t j = 0; j < p.m; ++j) {
+      if (mk && !mk[j]) continue;
+      if (!std::isfinite(c[j] / T(epsilon)))
+        return concat("cost C[", i, ", ", j, "] = ", c[j],
+                      std::isfinite(c[j]) ? " overflows when divided by epsilon" : " is not finite",
+                      " (forbid an entry with the mask instead)");
+      row_any[i] = col_any[j] = 1;
+      row_reach[i] |= p.b[j] > 0;
+      col_reach[j] |= p.a[i] > 0;
+    }
+  }
+  for (int64_t i = 0; i < p.n; ++i)
+    if (p.a[i] > 0 && !row_reach[i])
+      return row_any[i] ? concat("row ", i, " has weight a[", i, "] = ", p.a[i],
+                                 " but its unmasked entries all lie in zero-weight columns: no plan has these marginals")
+                        : concat("row ", i, " is all-masked but has weight a[", i, "] = ", p.a[i],
+                                 " > 0: no plan has these marginals (unmask an entry or give the row weight 0)");
+  for (int64_t j = 0; j < p.m; ++j)
+    if (p.b[j] > 0 && !col_reach[j])
+      return col_any[j] ? concat("column ", j, " has weight b[", j, "] = ", p.b[j],
+                                 " but its unmasked entries all lie in zero-weight rows: no plan has these marginals")
+                        : concat("column ", j, " is all-masked but has weight b[", j, "] = ", p.b[j],
+                                 " > 0: no plan has these marginals (unmask an entry or give the column weight 0)");
+  for (int64_t i = 0; p.f0 && i < p.n; ++i)
+    if (!std::isfinite(p.f0[i] / T(epsilon))) return concat("warm start f0[", i, "] = ", p.f0[i], " is not finite");
+  for (int64_t j = 0; p.g0 && j < p.m; ++j)
+    if (!std::isfinite(p.g0[j] / T(epsilon))) return concat("warm start g0[", j, "] = ", p.g0[j], " is not finite");
+  return {};
+}
+
+template std::string check_values<float>(const ProblemView<float>&, double);
+template std::string check_values<double>(const ProblemView<double>&, double);
+
+}  // namespace cpu
+
 namespace {
 
 // A single problem with at least this many entries, in a batch smaller than the thread count, is split over
@@ -75,7 +138,9 @@ std::vector<cpu::ProblemStats> solve_cpu_typed(const Tensor& C, const Tensor& a,
     v.ld_plan = m;
     v.f = f + k * n;
     v.g = g + k * m;
-    stats[k] = cpu::solve<T>(v, o, threads);
+    std::string error = cpu::check_values(v, o.epsilon);
+    if (error.empty()) stats[k] = cpu::solve<T>(v, o, threads);
+    else stats[k].error = std::move(error);
   };
   const int threads = omp_get_max_threads();
   int64_t largest = 0;

@@ -7,9 +7,11 @@
 // g_j = ε log b_j − ε LSE_i((f_i − C_ij)/ε); after a sweep the column marginals are exact and the row
 // marginals carry the error.
 //
-// Numerics: the log domain (default) evaluates every LSE max-shifted, so ξ/ε = 10⁴ (L2RM's dummy cost,
-// SPEC-methods §1.5) neither overflows nor underflows. The scaling domain (u = a / Kv, v = b / Kᵀu with
-// K = exp(−C/ε)) is faster per entry but fails once C/ε exceeds ~700 (float64) or ~87 (float32); it then
+// Numerics: the log domain (default) keeps log-potentials and evaluates each LSE max-shifted, so ξ/ε = 10⁴
+// (L2RM's dummy cost, SPEC-methods §1.5) neither overflows nor underflows; between those exact sweeps it caches
+// the kernel at the current potentials (absorption, Schmitzer 2019) so that most sweeps are two matrix-vector
+// products — the same iterates to rounding (details in ot/sinkhorn.cpp). The scaling domain (u = a / Kv,
+// v = b / Kᵀu with K = exp(−C/ε) fixed) fails once C/ε exceeds ~700 (float64) or ~87 (float32); it then
 // stops with an error that says so rather than returning NaN.
 #pragma once
 
@@ -68,7 +70,7 @@ SinkhornResult sinkhorn(const Tensor& C, const Tensor& a, const Tensor& b, const
 // sinkhorn() or sinkhorn_batched(); this is exposed so the driver and the CPU solver can live apart.
 namespace cpu {
 
-// One problem as raw host memory, already shape-checked by the driver. Values are checked by solve().
+// One problem as raw host memory, already shape-checked by the driver.
 template <typename T> struct ProblemView {
   int64_t n = 0, m = 0;             // the valid block
   const T* cost = nullptr;          // row i at cost + i·ld_cost
@@ -89,9 +91,13 @@ struct ProblemStats {
   int64_t iterations = 0;
   double marginal_error = 0;
   bool converged = false;
-  std::string error;                // empty: solved; otherwise what was wrong with the input (no throw, so it
-                                    // can run inside an OpenMP loop)
+  std::string error;                // empty: solved; otherwise what went wrong (no throw, so it can run
+                                    // inside an OpenMP loop)
 };
+
+// What is wrong with the values of one problem — weights, their sums, costs, warm starts, rows or columns that
+// cannot send or receive their weight under the mask — or "" (ot/batched.cpp; solve() assumes it passed).
+template <typename T> std::string check_values(const ProblemView<T>& p, double epsilon);
 
 // threads > 1 splits the rows of this one problem over that many OpenMP threads (for large problems solved
 // alone); threads == 1 runs it on the calling thread (the batched driver runs problems in parallel instead).
