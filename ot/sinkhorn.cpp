@@ -84,6 +84,17 @@ template <typename T> constexpr int kLanes = 64 / sizeof(T);
 
 template <typename T> bool sum_ok(double s) { return s >= kSumLo<T> && s <= kSumHi<T>; }
 
+// body(thread) on `threads` OpenMP threads, or directly on the calling thread (no team, no fork) when 1; the
+// `omp for` loops inside bind to the team, or run whole on the calling thread.
+template <typename Body> void in_parallel(int threads, Body body) {
+  if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+    body(omp_get_thread_num());
+  } else {
+    body(0);
+  }
+}
+
 // Σ_j exp(psi_j − row_j − shift) and max_j (psi_j − row_j): the two passes of a row LSE.
 template <typename T> double row_sum(const T* row, const T* psi, int64_t m, T shift) {
   double s = 0;
@@ -111,6 +122,7 @@ template <typename T> class Solver {
   bool cached_sweep();
   void materialize();
   bool scalings_in_range() const;
+  void exp_plan(T* out, int64_t ld) const;
   void kernel_rows(const std::vector<T>& v, std::vector<double>& out) const;
   void kernel_cols(const std::vector<T>& u, std::vector<double>& out);
   double marginal_error() const;
@@ -158,19 +170,21 @@ Solver<T>::Solver(const ProblemView<T>& p, const SinkhornOptions& o, int threads
 template <typename T> void Solver<T>::row_lse() {
   const T *cs = cs_.data(), *ps = psi_.data(), *log_a = log_a_.data();
   T* lse = rlse_.data();
-  const int64_t m = m_;
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int64_t i = 0; i < n_; ++i) {
-    if (log_a[i] == -kInf<T>) continue;  // zero-weight row: φ = −inf whatever the LSE
-    const T* row = cs + i * m;
-    T shift = lse[i];
-    double s = std::isfinite(shift) ? row_sum(row, ps, m, shift) : 0.0;
-    if (!sum_ok<T>(s)) {
-      shift = row_max(row, ps, m);
-      s = shift == -kInf<T> ? 1.0 : row_sum(row, ps, m, shift);
+  const int64_t n = n_, m = m_;
+  in_parallel(threads_, [&](int) {
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      if (log_a[i] == -kInf<T>) continue;  // zero-weight row: φ = −inf whatever the LSE
+      const T* row = cs + i * m;
+      T shift = lse[i];
+      double s = std::isfinite(shift) ? row_sum(row, ps, m, shift) : 0.0;
+      if (!sum_ok<T>(s)) {
+        shift = row_max(row, ps, m);
+        s = shift == -kInf<T> ? 1.0 : row_sum(row, ps, m, shift);
+      }
+      lse[i] = shift + T(std::log(s));
     }
-    lse[i] = shift + T(std::log(s));
-  }
+  });
 }
 
 // clse_j = log Σ_i exp(phi_i − cs_ij), row-major with per-thread column accumulators. `exact` first takes
@@ -180,9 +194,7 @@ template <typename T> void Solver<T>::col_lse(bool exact) {
   const int64_t n = n_, m = m_;
   const T *cs = cs_.data(), *phi = phi_.data(), *log_b = log_b_.data();
   T* clse = clse_.data();
-#pragma omp parallel num_threads(threads_) if (threads_ > 1)
-  {
-    const int t = omp_get_thread_num();
+  in_parallel(threads_, [&](int t) {
     double* acc = acc_.data() + t * m;
     T* mx = col_max_.data() + t * m;
     if (exact) {
@@ -227,7 +239,7 @@ template <typename T> void Solver<T>::col_lse(bool exact) {
       }
       clse[j] = shift + T(std::log(s));
     }
-  }
+  });
 }
 
 // One sweep in the log domain (Sinkhorn in dual form, Cuturi 2013, Eq. (2); L2RM's sinkhorn_log_domain).
@@ -238,36 +250,64 @@ template <typename T> void Solver<T>::log_sweep(bool first) {
   for (int64_t j = 0; j < m_; ++j) psi_[j] = log_b_[j] == -kInf<T> ? -kInf<T> : log_b_[j] - clse_[j];
 }
 
-// out_i = Σ_j K̃_ij v_j.
+// out_i = Σ_j K̃_ij v_j, four rows at a time (four independent accumulators share each load of v).
 template <typename T> void Solver<T>::kernel_rows(const std::vector<T>& v, std::vector<double>& out) const {
   const T *k = kernel_.data(), *vp = v.data();
-  const int64_t m = m_;
+  const int64_t n = n_, m = m_, blocks = (n_ + 3) / 4;
   double* o = out.data();
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int64_t i = 0; i < n_; ++i) {
-    const T* row = k + i * m;
-    double s = 0;
+  in_parallel(threads_, [&](int) {
+#pragma omp for schedule(static)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t i0 = blk * 4;
+      if (i0 + 4 <= n) {
+        const T *r0 = k + i0 * m, *r1 = r0 + m, *r2 = r1 + m, *r3 = r2 + m;
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+        for (int64_t j = 0; j < m; ++j) {
+          const double vj = vp[j];
+          s0 += double(r0[j]) * vj;
+          s1 += double(r1[j]) * vj;
+          s2 += double(r2[j]) * vj;
+          s3 += double(r3[j]) * vj;
+        }
+        o[i0] = s0, o[i0 + 1] = s1, o[i0 + 2] = s2, o[i0 + 3] = s3;
+        continue;
+      }
+      for (int64_t i = i0; i < n; ++i) {
+        const T* row = k + i * m;
+        double s = 0;
 #pragma omp simd reduction(+ : s)
-    for (int64_t j = 0; j < m; ++j) s += static_cast<double>(row[j]) * static_cast<double>(vp[j]);
-    o[i] = s;
-  }
+        for (int64_t j = 0; j < m; ++j) s += double(row[j]) * double(vp[j]);
+        o[i] = s;
+      }
+    }
+  });
 }
 
-// out_j = Σ_i K̃_ij u_i, row-major with per-thread accumulators.
+// out_j = Σ_i K̃_ij u_i, row-major with per-thread accumulators, four rows per pass over the accumulators.
 template <typename T> void Solver<T>::kernel_cols(const std::vector<T>& u, std::vector<double>& out) {
-  const int64_t n = n_, m = m_;
+  const int64_t n = n_, m = m_, blocks = (n_ + 3) / 4;
   const T *k = kernel_.data(), *up = u.data();
-#pragma omp parallel num_threads(threads_) if (threads_ > 1)
-  {
-    double* acc = acc_.data() + omp_get_thread_num() * m;
+  in_parallel(threads_, [&](int t) {
+    double* acc = acc_.data() + t * m;
     std::fill(acc, acc + m, 0.0);
 #pragma omp for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-      if (up[i] == 0) continue;
-      const T* row = k + i * m;
-      const double ui = up[i];
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t i0 = blk * 4;
+      if (i0 + 4 <= n) {
+        const T *r0 = k + i0 * m, *r1 = r0 + m, *r2 = r1 + m, *r3 = r2 + m;
+        const double u0 = up[i0], u1 = up[i0 + 1], u2 = up[i0 + 2], u3 = up[i0 + 3];
 #pragma omp simd
-      for (int64_t j = 0; j < m; ++j) acc[j] += ui * static_cast<double>(row[j]);
+        for (int64_t j = 0; j < m; ++j)
+          acc[j] += u0 * double(r0[j]) + u1 * double(r1[j]) + u2 * double(r2[j]) + u3 * double(r3[j]);
+        continue;
+      }
+      for (int64_t i = i0; i < n; ++i) {
+        const T* row = k + i * m;
+        const double ui = up[i];
+#pragma omp simd
+        for (int64_t j = 0; j < m; ++j) acc[j] += ui * double(row[j]);
+      }
     }
 #pragma omp for schedule(static)
     for (int64_t j = 0; j < m; ++j) {
@@ -275,7 +315,23 @@ template <typename T> void Solver<T>::kernel_cols(const std::vector<T>& u, std::
       for (int tt = 0; tt < threads_; ++tt) s += acc_[tt * m + j];
       out[j] = s;
     }
-  }
+  });
+}
+
+// out_ij = exp(φ_i + ψ_j − cs_ij), the plan at the current potentials (exactly 0 where masked).
+template <typename T> void Solver<T>::exp_plan(T* out, int64_t ld) const {
+  const int64_t n = n_, m = m_;
+  const T *cs = cs_.data(), *phi = phi_.data(), *ps = psi_.data();
+  in_parallel(threads_, [&](int) {
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      const T fi = phi[i];
+      const T* row = cs + i * m;
+      T* o = out + i * ld;
+#pragma omp simd simdlen(kLanes<T>)
+      for (int64_t j = 0; j < m; ++j) o[j] = exp_t<T>(fi + ps[j] - row[j]);
+    }
+  });
 }
 
 // Caches K̃ = exp(φ̄ ⊕ ψ̄ − cs) at the current potentials, u = v = 1 (0 for zero weights), s = K̃v. False
@@ -284,15 +340,7 @@ template <typename T> bool Solver<T>::absorb() {
   kernel_.resize(cs_.size());
   phi_bar_ = phi_;
   psi_bar_ = psi_;
-  const int64_t m = m_;
-  const T *cs = cs_.data(), *ps = psi_.data();
-  T* k = kernel_.data();
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int64_t i = 0; i < n_; ++i) {
-    const T fi = phi_[i];
-#pragma omp simd simdlen(kLanes<T>)
-    for (int64_t j = 0; j < m; ++j) k[i * m + j] = exp_t<T>(fi + ps[j] - cs[i * m + j]);
-  }
+  exp_plan(kernel_.data(), m_);
   u_.resize(n_);
   v_.resize(m_);
   for (int64_t i = 0; i < n_; ++i) u_[i] = p_.a[i] > 0 ? T(1) : T(0);
@@ -394,14 +442,7 @@ template <typename T> ProblemStats Solver<T>::run() {
   }
   st.marginal_error = marginal_error();
   if (cached_) materialize();
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int64_t i = 0; i < n_; ++i) {
-    const T *row = cs_.data() + i * m_, *ps = psi_.data();
-    T* out = p_.plan + i * p_.ld_plan;
-    const T fi = phi_[i];
-#pragma omp simd simdlen(kLanes<T>)
-    for (int64_t j = 0; j < m_; ++j) out[j] = exp_t<T>(fi + ps[j] - row[j]);
-  }
+  exp_plan(p_.plan, p_.ld_plan);
   for (int64_t i = 0; i < n_; ++i) p_.f[i] = phi_[i] * T(o_.epsilon);
   for (int64_t j = 0; j < m_; ++j) p_.g[j] = psi_[j] * T(o_.epsilon);
   return st;

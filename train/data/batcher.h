@@ -36,7 +36,8 @@ struct BatcherOptions {
 class Batcher {
  public:
   // caption_to_row[j]: the image row caption j is paired with (empty = the clean j / im_div); `captions`: the
-  // captions to draw batches from (empty = all). Rows and captions out of range are an Error.
+  // captions to draw batches from (empty = all). Rows and captions out of range are an Error. `data` is held by
+  // reference and must outlive the Batcher.
   Batcher(const PrecompDataset& data, const BatcherOptions& options, std::vector<int64_t> caption_to_row = {},
           std::vector<int64_t> captions = {});
 

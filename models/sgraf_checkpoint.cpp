@@ -1,0 +1,147 @@
+#include "models/sgraf_checkpoint.h"
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace rematch::models {
+namespace {
+
+using Json = nlohmann::json;
+const std::string kModelPrefix = "model.";
+const std::string kSgrPrefix = "sim_enc.SGR_module.";
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+
+bool is_rematch_checkpoint(const nn::SafetensorsMetadata& meta) {
+  auto it = meta.find("format");
+  return it != meta.end() && it->second == "rematch.training_checkpoint";
+}
+
+bool is_converted(const nn::NamedTensors& tensors) {
+  for (const auto& [name, t] : tensors)
+    if (starts_with(name, "img_enc.") || starts_with(name, "txt_enc.") || starts_with(name, "sim_enc.")) return true;
+  return false;
+}
+
+const Tensor& tensor_named(const nn::NamedTensors& tensors, const std::string& name, int64_t dims,
+                           const std::string& path) {
+  for (const auto& [n, t] : tensors)
+    if (n == name) {
+      REMATCH_CHECK(t.dim() == dims, "'", path, "': tensor ", name, " should have ", dims, " dims, got ",
+                    t.describe());
+      return t;
+    }
+  REMATCH_FAIL("'", path, "': converted SGRAF checkpoint lacks the tensor ", name);
+}
+
+// The shape of a converted official model from its tensors, checked against its argparse options.
+SgrafConfig config_from_tensors(const nn::NamedTensors& tensors, const nn::SafetensorsMetadata& meta,
+                                const std::string& path) {
+  SgrafConfig c;
+  const Tensor& fc = tensor_named(tensors, "img_enc.fc.weight", 2, path);
+  const Tensor& embed = tensor_named(tensors, "txt_enc.embed.weight", 2, path);
+  c.embed_size = fc.size(0);
+  c.img_dim = fc.size(1);
+  c.vocab_size = embed.size(0);
+  c.word_dim = embed.size(1);
+  c.sim_dim = tensor_named(tensors, "sim_enc.sim_tranloc_w.weight", 2, path).size(0);
+  c.num_regions = tensor_named(tensors, "sim_enc.v_global_w.embedding_local.1.weight", 1, path).size(0);
+  std::set<std::string> steps;
+  bool saf = false;
+  for (const auto& [name, t] : tensors) {
+    if (starts_with(name, kSgrPrefix)) steps.insert(name.substr(kSgrPrefix.size(), name.find('.', kSgrPrefix.size()) - kSgrPrefix.size()));
+    saf |= starts_with(name, "sim_enc.SAF_module.");
+  }
+  REMATCH_CHECK(steps.empty() != !saf, "'", path, "': expected either SGR_module or SAF_module tensors under sim_enc.");
+  c.module = saf ? SimilarityModule::SAF : SimilarityModule::SGR;
+  if (!saf) c.sgr_step = static_cast<int64_t>(steps.size());
+
+  auto it = meta.find("opt");
+  if (it != meta.end()) {
+    Json opt;
+    try {
+      opt = Json::parse(it->second);
+    } catch (const Json::exception& e) {
+      REMATCH_FAIL("'", path, "': metadata 'opt' is not valid JSON: ", e.what());
+    }
+    if (opt.contains("module_name") && opt["module_name"].is_string())
+      REMATCH_CHECK(opt["module_name"] == module_name(c.module), "'", path, "': the options say module_name ",
+                    opt["module_name"].dump(), " but the tensors hold a ", module_name(c.module), " model");
+    // store_false / store_true flags of opts.py (§9 item 1): the defaults are what this port implements.
+    const std::pair<const char*, bool> supported[] = {{"bi_gru", true}, {"no_imgnorm", false}, {"no_txtnorm", false}};
+    for (const auto& [flag, value] : supported)
+      if (opt.contains(flag) && opt[flag].is_boolean())
+        REMATCH_CHECK(opt[flag].get<bool>() == value, "'", path, "': option ", flag, " = ", opt[flag].dump(),
+                      " is not supported (only ", flag, " = ", value ? "true" : "false", ")");
+  }
+  validate(c);
+  return c;
+}
+
+// The model_config of a rematch checkpoint, errors naming the file.
+SgrafConfig rematch_config(const std::string& path) {
+  try {
+    return sgraf_config_from_json(nn::read_checkpoint_info(path).model_config);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (what.find(path) != std::string::npos) throw;
+    REMATCH_FAIL("'", path, "': ", what);
+  }
+}
+
+struct Parsed {
+  SgrafFile file;
+  nn::StateDict state;
+};
+
+Parsed parse(const std::string& path, bool with_tensors) {
+  Parsed p;
+  if (!with_tensors) {
+    // The metadata alone tells a rematch checkpoint; a converted one needs its tensor shapes.
+    const nn::SafetensorsMetadata meta = nn::read_safetensors_metadata(path);
+    if (is_rematch_checkpoint(meta)) {
+      p.file.config = rematch_config(path);
+      return p;
+    }
+  }
+  const nn::SafetensorsFile f = nn::load_safetensors(path);
+  if (is_rematch_checkpoint(f.metadata)) {
+    p.file.config = rematch_config(path);
+    for (const auto& [name, t] : f.tensors)
+      if (starts_with(name, kModelPrefix)) p.state.emplace_back(name.substr(kModelPrefix.size()), t);
+    return p;
+  }
+  REMATCH_CHECK(is_converted(f.tensors), "'", path, "' is neither a rematch training checkpoint (metadata format "
+                "'rematch.training_checkpoint') nor an official checkpoint converted by tools/convert_pth.py "
+                "(tensors named img_enc.*, txt_enc.*, sim_enc.*)");
+  p.file.kind = SgrafFileKind::ConvertedOfficial;
+  p.file.config = config_from_tensors(f.tensors, f.metadata, path);
+  p.state = f.tensors;
+  return p;
+}
+
+}  // namespace
+
+SgrafFile read_sgraf_file(const std::string& path) { return parse(path, false).file; }
+
+std::unique_ptr<SgrafModel> load_sgraf_model(const std::string& path, DType dtype) {
+  const Parsed p = parse(path, true);
+  auto model = std::make_unique<SgrafModel>(p.file.config, dtype);
+  try {
+    model->load_state_dict(p.state);
+  } catch (const Error& e) {
+    REMATCH_FAIL("'", path, "' (", describe(p.file.config), "): ", e.what());
+  }
+  model->eval();
+  return model;
+}
+
+nn::CheckpointInfo sgraf_checkpoint_info(const SgrafModel& model, int64_t epoch, int64_t step) {
+  nn::CheckpointInfo info;
+  info.model_config = to_json(model.config());
+  info.epoch = epoch;
+  info.step = step;
+  return info;
+}
+
+}  // namespace rematch::models

@@ -1,0 +1,36 @@
+// Reading SGR/SAF models from files, for scoring and evaluation. Two kinds of file are accepted:
+//   * a rematch training checkpoint (nn/checkpoint.h): tensors "model.<state-dict name>", the model shape in
+//     the metadata "model_config" (sgraf_config.h's JSON);
+//   * an official SGRAF/NCR-lineage checkpoint converted by tools/convert_pth.py: tensors named
+//     "img_enc.*", "txt_enc.*", "sim_enc.*" exactly as our state dict (§4.9), the argparse options in the
+//     metadata "opt". Its shape is read from the tensors (vocabulary, dims, regions, module, steps) and
+//     checked against the options; options this port does not implement (unidirectional GRU,
+//     --no_imgnorm, --no_txtnorm) are an error rather than a silently different model.
+// Loading is strict: a missing, unexpected or wrongly shaped tensor is an error naming it and the file.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "models/sgraf_model.h"
+#include "nn/nn.h"
+
+namespace rematch::models {
+
+enum class SgrafFileKind { RematchCheckpoint, ConvertedOfficial };
+
+struct SgrafFile {
+  SgrafConfig config;
+  SgrafFileKind kind = SgrafFileKind::RematchCheckpoint;
+};
+
+// The config (and kind) of a model file, without building the model.
+SgrafFile read_sgraf_file(const std::string& path);
+
+// Builds the model the file describes, in `dtype`, loads its weights and leaves it in eval mode.
+std::unique_ptr<SgrafModel> load_sgraf_model(const std::string& path, DType dtype = DType::Float32);
+
+// What save_training_checkpoint needs to store `model` so that load_sgraf_model can rebuild it.
+nn::CheckpointInfo sgraf_checkpoint_info(const SgrafModel& model, int64_t epoch = 0, int64_t step = 0);
+
+}  // namespace rematch::models

@@ -1,0 +1,93 @@
+// EncoderSimilarity (SPEC-backbones §4, §5.1): the B_img × B_cap matrix of sigmoid scores of an SGR or SAF
+// model, computed for all captions in one pass — no per-caption loop. Captions are padded to the longest
+// of the call and the padding is masked wherever §5.1 lists: the attention's per-region word norm
+// (attention.h), TextSA's mean and softmax (text_sa.h), SGR's key softmax and node updates (sgr.h), SAF's
+// BatchNorm statistics and l1 sum (saf.h). The result equals the official per-caption computation (tests:
+// similarity_encoder_test.cpp, and the PyTorch goldens of sgraf_golden_test.cpp).
+//
+// Per call:
+//   images:   v^g = VisualSA(v)                                        [B_img, d]  (one BN update per call)
+//   captions: t^g = TextSA(w, mask)                                    [B_cap, d]
+//   pairs:    α = attention_weights(v, w, mask)                        [B_img, B_cap, L, R]
+//             σ_t = l2n(local_similarity(α, v, w, W_l, b_l))           [B_img, B_cap, L, m]  (0 at padding)
+//             σ_0 = l2n(W_g (v^g − t^g)^{∘2} + b_g)                    [B_img, B_cap, m]
+//             S⁰ = [σ_0; σ_1 … σ_L] → SGR or SAF → z                   [B_img, B_cap, m]
+//             score = sigmoid(w_e · z + b_e)                           [B_img, B_cap], rows = images
+//
+// Memory plan (training, batch 128 × 128 = 16,384 pairs, L = 14, d = 1024, m = 256, R = 36, float32): the
+// official code keeps ≈ 6–8 pair-level d-wide tensors ([pairs·L, d], 0.94 GB each) for backward. Here:
+//   * no pair-level d-wide tensor is kept: local_similarity recomputes Σαv, its l2n and a − w chunk by
+//     chunk in backward (≤ 16 MB temporaries) and saves only α;
+//   * attention keeps ≈ 4 tensors of [pairs, L, R] (33 MB each): the scores, the LeakyReLU output, the
+//     normalised scores and α;
+//   * the global node keeps 2 tensors of [B_img, B_cap, d] (64 MB each): the difference and its square;
+//   * the node matrix and SGR keep [pairs, L+1, m] tensors (0.25 GB each): S⁰ and its pre-norm local part,
+//     then per full step the keys, queries, A·S, the update and its ReLU (the edges A are [pairs, L+1, L+1],
+//     0.06 GB); the last step works on node 0 only. ≈ 12 such tensors, ≈ 3 GB in all — against ≈ 10–14 GB
+//     for the official structure (§5.2, §9 item 10). SAF keeps ≈ 3 (S⁰ and two [pairs, L+1] scalars maps).
+//   * image- and caption-level tensors (VisualSA, TextSA, encoders) are negligible next to these.
+// At evaluation (no graph) only one block of these is alive at a time (train/eval/block_scoring.h).
+//
+// State-dict names (§4.9, under "sim_enc."): v_global_w.*, t_global_w.*, sim_tranloc_w.*, sim_tranglo_w.*,
+// sim_eval_w.*, then SGR_module.<step>.* or SAF_module.*.
+#pragma once
+
+#include <memory>
+
+#include "models/saf.h"
+#include "models/sgr.h"
+#include "models/sgraf_config.h"
+#include "models/text_sa.h"
+#include "models/visual_sa.h"
+#include "nn/nn.h"
+
+namespace rematch::models {
+
+// The image side of a call: unit region vectors and the VisualSA global vector.
+struct ImageSide {
+  Tensor regions;  // [B_img, R, d]
+  Tensor global;   // [B_img, d]
+};
+
+// The caption side: padded unit word vectors, lengths (int64 host), mask and the TextSA global vector.
+struct CaptionSide {
+  Tensor words;      // [B_cap, L, d], L = max(lengths)
+  Tensor lengths;    // [B_cap]
+  Tensor word_mask;  // bool [B_cap, L]
+  Tensor global;     // [B_cap, d]
+};
+
+class SimilarityEncoder : public nn::Module {
+ public:
+  // Uses config.embed_size, sim_dim, num_regions, sgr_step, dropout and module.
+  SimilarityEncoder(const SgrafConfig& config, DType dtype = DType::Float32, Generator* gen = nullptr);
+
+  // The halves of forward(), for callers that reuse one side against many blocks of the other (evaluation).
+  // In training mode, encode_images updates VisualSA's running statistics.
+  ImageSide encode_images(const Tensor& img_emb);
+  // cap_emb [B_cap, T, d] with T >= max(lengths); positions past each length are ignored.
+  CaptionSide encode_captions(const Tensor& cap_emb, const Tensor& lengths);
+  // [B_img, B_cap] sigmoid scores. In training mode, SAF updates its BatchNorm statistics per caption.
+  Tensor scores(const ImageSide& images, const CaptionSide& captions);
+
+  // img_emb [B_img, R, d] (ImageEncoder), cap_emb [B_cap, L, d] (TextEncoder), lengths int64 [B_cap].
+  Tensor forward(const Tensor& img_emb, const Tensor& cap_emb, const Tensor& lengths) {
+    return scores(encode_images(img_emb), encode_captions(cap_emb, lengths));
+  }
+
+  SimilarityModule module() const { return module_; }
+  // Images per local_similarity chunk in backward are derived from this (local_similarity.h).
+  void set_chunk_elements(int64_t n) { chunk_elements_ = n; }
+
+ private:
+  SimilarityModule module_;
+  int64_t embed_size_, sim_dim_;
+  int64_t chunk_elements_;
+  std::shared_ptr<VisualSA> v_global_w_;
+  std::shared_ptr<TextSA> t_global_w_;
+  std::shared_ptr<nn::Linear> sim_tranloc_w_, sim_tranglo_w_, sim_eval_w_;
+  std::shared_ptr<SimilarityGraphReasoning> sgr_;
+  std::shared_ptr<AttentionFiltration> saf_;
+};
+
+}  // namespace rematch::models
