@@ -29,10 +29,9 @@ MlpPrototypeModel::MlpPrototypeModel(const MlpPrototypeConfig& config, DType dty
                 ", txt_dim ", config.txt_dim, ", hidden_dim ", config.hidden_dim, ", output_dim ", config.output_dim,
                 ", num_classes ", config.num_classes, ")");
   prototypes_ = register_parameter("C", empty({config.output_dim, config.num_classes}, dtype));
-  img_net_ = register_module("img_net",
-                             std::make_shared<ModalityMlp>(config.img_dim, config.hidden_dim, config.output_dim, dtype, gen));
-  txt_net_ = register_module("txt_net",
-                             std::make_shared<ModalityMlp>(config.txt_dim, config.hidden_dim, config.output_dim, dtype, gen));
+  const int64_t hidden = config.hidden_dim, out = config.output_dim;
+  img_net_ = register_module("img_net", std::make_shared<ModalityMlp>(config.img_dim, hidden, out, dtype, gen));
+  txt_net_ = register_module("txt_net", std::make_shared<ModalityMlp>(config.txt_dim, hidden, out, dtype, gen));
   // MRL: orthogonal(L×L)[:, :K]. orthogonal_ on [L, K] draws the same (Haar) distribution of K orthonormal
   // columns when K <= L; when K > L the rows are orthonormal instead and the columns are then scaled to 1.
   nn::orthogonal_(prototypes_, 1.0, gen);
@@ -54,10 +53,9 @@ Tensor MlpPrototypeModel::class_probs(const Tensor& z, double tau) const {
 
 void MlpPrototypeModel::renormalize_prototypes() {
   NoGradGuard no_grad;
-  const Tensor norms = kernels::unary(kernels::UnaryOp::Sqrt,
-                                      kernels::reduce(kernels::ReduceOp::Sum, kernels::binary(kernels::BinaryOp::Mul,
-                                                                                               prototypes_, prototypes_),
-                                                      {0}, true));
+  const Tensor squares = kernels::binary(kernels::BinaryOp::Mul, prototypes_, prototypes_);
+  const Tensor norms =
+      kernels::unary(kernels::UnaryOp::Sqrt, kernels::reduce(kernels::ReduceOp::Sum, squares, {0}, true));
   kernels::copy_(prototypes_, kernels::binary(kernels::BinaryOp::Div, prototypes_, norms));
 }
 

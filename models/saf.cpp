@@ -47,7 +47,7 @@ Tensor AttentionFiltration::forward(const Tensor& nodes, const Tensor& node_mask
                 "SAF_module: node_mask must be bool [", n_cap, ", ", n_node, "], got ",
                 node_mask.defined() ? node_mask.describe() : "undefined");
   const Tensor mask = unsqueeze(node_mask, 0);                                   // [1, B_cap, N]
-  const Tensor real = to(mask, nodes.dtype());
+  const Tensor real = rematch::to(mask, nodes.dtype());
   const Tensor u = squeeze(attn_->forward(nodes), 3);                            // [B_img, B_cap, N]
   // BN1: batch statistics per caption in training, the running ones (constants of the graph) in eval.
   Tensor u_hat = is_training() ? normalise_training(u, real)

@@ -30,6 +30,9 @@ class SgrafModel : public nn::Module {
   Tensor encode_captions(const Tensor& ids, const Tensor& lengths) { return txt_enc_->forward(ids, lengths); }
   // The [B_img, B_cap] sigmoid score matrix of every image against every caption, rows = images.
   Tensor forward(const Tensor& regions, const Tensor& ids, const Tensor& lengths);
+  Tensor operator()(const Tensor& regions, const Tensor& ids, const Tensor& lengths) {
+    return forward(regions, ids, lengths);
+  }
 
   const SgrafConfig& config() const { return config_; }
   ImageEncoder& img_enc() { return *img_enc_; }

@@ -74,6 +74,9 @@ class SimilarityEncoder : public nn::Module {
   Tensor forward(const Tensor& img_emb, const Tensor& cap_emb, const Tensor& lengths) {
     return scores(encode_images(img_emb), encode_captions(cap_emb, lengths));
   }
+  Tensor operator()(const Tensor& img_emb, const Tensor& cap_emb, const Tensor& lengths) {
+    return forward(img_emb, cap_emb, lengths);
+  }
 
   SimilarityModule module() const { return module_; }
   // Images per local_similarity chunk in backward are derived from this (local_similarity.h).

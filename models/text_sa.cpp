@@ -29,7 +29,7 @@ Tensor TextSA::forward(const Tensor& words, const Tensor& word_mask) {
                 word_mask.defined() ? word_mask.describe() : "undefined");
   const Tensor mask3 = unsqueeze(word_mask, 2);                                 // [B, L, 1]
   const Tensor real = where(mask3, words, zeros({}, words.dtype(), words.device()));
-  const Tensor count = sum(to(word_mask, words.dtype()), {1}, true);            // [B, 1]
+  const Tensor count = sum(rematch::to(word_mask, words.dtype()), {1}, true);            // [B, 1]
   const Tensor mean_word = div(sum(real, {1}), count);                          // w̄ over real words only
   const Tensor local = local_->forward(words);                                  // p_t: [B, L, d]
   const Tensor global = global_->forward(mean_word);                            // q:   [B, d]

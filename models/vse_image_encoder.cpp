@@ -13,7 +13,8 @@ void xavier_zero_bias(nn::Linear& layer, Generator* gen) {
 
 void check_params(const TensorList& params, size_t want, const char* who) {
   REMATCH_CHECK(params.size() == want, who, ": expected ", want, " parameter tensors, got ", params.size());
-  for (size_t k = 0; k < params.size(); ++k) REMATCH_CHECK(params[k].defined(), who, ": parameter ", k, " is undefined");
+  for (size_t k = 0; k < params.size(); ++k)
+    REMATCH_CHECK(params[k].defined(), who, ": parameter ", k, " is undefined");
 }
 
 }  // namespace
@@ -44,8 +45,9 @@ Tensor VseResidualMlp::forward_with(const TensorList& params, const Tensor& x) {
 
 VseImageEncoder::VseImageEncoder(int64_t img_dim, int64_t embed_size, bool no_imgnorm, DType dtype, Generator* gen)
     : img_dim_(img_dim), embed_size_(embed_size), no_imgnorm_(no_imgnorm) {
-  REMATCH_CHECK(img_dim > 0 && embed_size >= 2, "VseImageEncoder: img_dim must be positive and embed_size at least 2, got ",
-                img_dim, " and ", embed_size);
+  REMATCH_CHECK(img_dim > 0 && embed_size >= 2,
+                "VseImageEncoder: img_dim must be positive and embed_size at least 2, got ", img_dim, " and ",
+                embed_size);
   fc_ = register_module("fc", std::make_shared<nn::Linear>(img_dim, embed_size, true, dtype, gen));
   mlp_ = register_module("mlp", std::make_shared<VseResidualMlp>(img_dim, embed_size / 2, embed_size, dtype, gen));
   linear1_ = register_module("linear1", std::make_shared<nn::Linear>(embed_size, embed_size, true, dtype, gen));

@@ -1,9 +1,9 @@
 // RCSL's aggregated image encoder (SPEC-methods §3.2, QinYang79/RCSL encoders.py: EncoderImageAggr, MLP).
 // For region features x [B, R, img_dim] with per-image region counts:
-//   h   = fc(x) + mlp(x)                                   fc = Linear(img_dim → E), the residual MLP below
-//   mlp = layers.1(ReLU(bns.0(layers.0(x))))               Linear(img_dim → E/2) → BN(E/2) → ReLU → Linear(E/2 → E)
-//   v   = Σ_r softmax_r(linear1(h))_rd · h_rd              per-dimension attention over the valid regions
-//   f(I) = v / (‖v‖ + 1e-8)                                (skipped with no_imgnorm)
+//   h    = fc(x) + mlp(x)                         fc = Linear(img_dim → E), the residual MLP below
+//   mlp  = layers.1(ReLU(bns.0(layers.0(x))))      Linear(img_dim → E/2) → BN(E/2) → ReLU → Linear(E/2 → E)
+//   v    = Σ_r softmax_r(linear1(h))_rd · h_rd     per-dimension attention over the valid regions
+//   f(I) = v / (‖v‖ + 1e-8)                        (skipped with no_imgnorm)
 // The residual MLP runs on the flattened B·R rows, padding rows included, so its BatchNorm statistics count
 // them (the official collate pads every image to the batch's largest region count; we cut the input to that
 // count first, which is the same thing). The official MLP allocates a second BatchNorm, `mlp.bns.1` (E), that

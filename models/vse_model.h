@@ -35,7 +35,9 @@ class VseModel : public nn::Module {
   explicit VseModel(const VseConfig& config, DType dtype = DType::Float32, Generator* gen = nullptr);
 
   // images [B, R, img_dim] with region counts [B]; ids [B', L] with caption lengths [B'].
-  Tensor encode_images(const Tensor& images, const Tensor& image_lengths) { return img_enc_->forward(images, image_lengths); }
+  Tensor encode_images(const Tensor& images, const Tensor& image_lengths) {
+    return img_enc_->forward(images, image_lengths);
+  }
   Tensor encode_captions(const Tensor& ids, const Tensor& lengths) { return txt_enc_->forward(ids, lengths); }
   VseEmbeddings forward(const Tensor& images, const Tensor& image_lengths, const Tensor& ids, const Tensor& lengths);
   // The same with every parameter passed in (named_parameters() order), for gradient checks.

@@ -27,7 +27,8 @@ Tensor vse_attention_pool(const Tensor& features, const Tensor& logits, const Te
 int64_t checked_max_length(const Tensor& lengths, int64_t batch, int64_t limit, const char* who) {
   REMATCH_CHECK(lengths.defined() && lengths.dtype() == DType::Int64 && lengths.dim() == 1 &&
                     lengths.size(0) == batch,
-                who, ": lengths must be int64 [", batch, "], got ", lengths.defined() ? lengths.describe() : "undefined");
+                who, ": lengths must be int64 [", batch, "], got ",
+                lengths.defined() ? lengths.describe() : "undefined");
   const std::vector<int64_t> v = lengths.to_vector<int64_t>();
   for (size_t b = 0; b < v.size(); ++b)
     REMATCH_CHECK(v[b] >= 1 && v[b] <= limit, who, ": lengths[", b, "] = ", v[b], " is out of range 1..", limit);

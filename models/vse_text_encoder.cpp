@@ -24,9 +24,11 @@ Tensor VseTextEncoder::forward_with(const TensorList& params, const Tensor& ids,
   REMATCH_CHECK(params.size() == kNumParams, "VseTextEncoder: expected ", kNumParams, " parameter tensors, got ",
                 params.size());
   REMATCH_CHECK(ids.defined() && ids.dtype() == DType::Int64 && ids.dim() == 2 && ids.size(1) >= 1,
-                "VseTextEncoder: ids must be int64 [B, L] with L >= 1, got ", ids.defined() ? ids.describe() : "undefined");
+                "VseTextEncoder: ids must be int64 [B, L] with L >= 1, got ",
+                ids.defined() ? ids.describe() : "undefined");
   REMATCH_CHECK(lengths.defined() && lengths.dtype() == DType::Int64 && lengths.dim() == 1,
-                "VseTextEncoder: lengths must be int64 [B], got ", lengths.defined() ? lengths.describe() : "undefined");
+                "VseTextEncoder: lengths must be int64 [B], got ",
+                lengths.defined() ? lengths.describe() : "undefined");
   // encoders.py: lengths.clamp(min=1).
   std::vector<int64_t> len = lengths.to_vector<int64_t>();
   for (int64_t& l : len) l = std::max<int64_t>(l, 1);

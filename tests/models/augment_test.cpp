@@ -52,7 +52,7 @@ TEST(Augment, AtLeastTwoRegionsSurvive) {
 }
 
 TEST(Augment, CaptionAlterationRates) {
-  // Original ids 100..129 (distinct), <mask> = 5, a vocabulary of 10^6 so random ids are recognisable:
+  // Original ids 100..129 (distinct), <mask> = 5, a vocabulary of 10^12 so random ids are recognisable:
   // expected per token 0.8 kept, 0.2·0.5 = 0.1 masked, 0.2·0.3 = 0.06 random, 0.2·0.2 = 0.04 deleted.
   std::vector<int64_t> caption(30);
   for (int64_t i = 0; i < 30; ++i) caption[static_cast<size_t>(i)] = 100 + i;
@@ -60,7 +60,7 @@ TEST(Augment, CaptionAlterationRates) {
   int64_t kept = 0, masked = 0, random = 0, deleted = 0;
   const int64_t trials = 8000;  // 240,000 tokens: standard errors below 0.001
   for (int64_t t = 0; t < trials; ++t) {
-    const std::vector<int64_t> out = augment_caption(caption, 1000000, 5, gen);
+    const std::vector<int64_t> out = augment_caption(caption, 1000000000000, 5, gen);
     deleted += 30 - static_cast<int64_t>(out.size());
     std::vector<int64_t> originals;
     for (int64_t id : out) {

@@ -27,8 +27,8 @@ TEST(CostNet, InitiallyOneMinusSimilarityClampedAtZero) {
   for (DType dtype : {DType::Float32, DType::Float64}) {
     CostNet net(16, dtype);
     const Tensor s = kernels::cast(random_tensor({16, 16}, DType::Float64, 1, -1, 2), dtype);
-    const Tensor want = kernels::scalar_op(kernels::ScalarOp::ClampMin, kernels::scalar_op(kernels::ScalarOp::RSub, s, 1),
-                                           0);
+    const Tensor one_minus = kernels::scalar_op(kernels::ScalarOp::RSub, s, 1);
+    const Tensor want = kernels::scalar_op(kernels::ScalarOp::ClampMin, one_minus, 0);
     // Exact: the product with −I adds only exact zeros to −S, and −S + 1 rounds as 1 − S does.
     EXPECT_TRUE(all_close(net(s), want, 0, 0));
   }
@@ -51,13 +51,13 @@ TEST(CostNet, AppliesOneLinearMapToEveryRow) {
 
 TEST(CostNet, GradientOfTheSupervisedCostLoss) {
   // L_OT = Σ_ij π^sup_ij · f_c(S)_ij at initialisation: with every 1 − S_ij > 0, dL/db_j = Σ_i π_ij and
-  // dL/dW_jk = −Σ_i π_ij S_ik (only the positive entries are pushed, SPEC-methods §1.4).
+  // dL/dW_jk = Σ_i π_ij S_ik (only the positive entries are pushed, SPEC-methods §1.4).
   CostNet net(3, DType::Float64);
   const Tensor s = random_tensor({3, 3}, DType::Float64, 2, -0.5, 0.5);
   const Tensor pi = from_vector<double>({0, 1, 0, 0, 0, 0, 1, 0, 1}, {3, 3});
   backward(sum(mul(pi, net(s))));
   EXPECT_TRUE(test::values_equal(net.fc().bias().grad(), {1, 1, 1}, 1e-15));
-  const Tensor want_w = neg(matmul(transpose(pi, 0, 1), s));
+  const Tensor want_w = matmul(transpose(pi, 0, 1), s);
   EXPECT_TRUE(all_close(net.fc().weight().grad(), want_w, 1e-15, 0));
 }
 

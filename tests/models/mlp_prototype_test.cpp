@@ -85,7 +85,8 @@ TEST(MlpPrototypeModel, EmbeddingsAreUnitAndProbabilitiesSumToOne) {
   Generator gen(4);
   MlpPrototypeModel model(golden_config(), DType::Float64, &gen);
   const Tensor z = model.encode_images(random_tensor({8, 7}, DType::Float64, 5, -2, 2));
-  EXPECT_TRUE(all_close(sum(mul(z, z), {1}), ones({8}, DType::Float64), 1e-12, 0));
+  // y / (‖y‖ + 1e-8) has squared norm 1 − 2e-8/‖y‖ + ...: unit to within 1e-6 for ‖y‖ >= 0.02.
+  EXPECT_TRUE(all_close(sum(mul(z, z), {1}), ones({8}, DType::Float64), 1e-6, 0));
   const Tensor p = model.class_probs(z, 0.3);
   EXPECT_TRUE(all_close(sum(p, {1}), ones({8}, DType::Float64), 1e-12, 0));
   // τ₁ = 1 is the plain softmax of μᵀz.
@@ -119,14 +120,15 @@ void check_golden(DType dtype, double atol, double rtol) {
 }
 
 TEST(MlpPrototypeModel, MatchesPyTorchInFloat64) {
-  // Same arithmetic in the same precision; only summation order differs.
+  // Same arithmetic in the same precision; only summation order differs (observed worst 1.1e-15 absolute).
   check_golden(DType::Float64, 1e-12, 1e-10);
 }
 
 TEST(MlpPrototypeModel, MatchesPyTorchInFloat32) {
   // Float32 against the float64 reference: three matrix products of width <= 9, a normalisation and a
-  // softmax keep the error at a few ulps of O(1) values (observed ~1e-7); 1e-5 / 1e-4 leaves a wide margin
-  // and formula errors are orders of magnitude larger.
+  // softmax keep the error at a few ulps of O(1) values. Observed worst: 8e-8 absolute on the outputs,
+  // 1.1e-6 on the gradients (the largest is 7.3); 1e-5 absolute plus 1e-4 relative leaves a margin of 10
+  // while formula errors are orders of magnitude larger.
   check_golden(DType::Float32, 1e-5, 1e-4);
 }
 

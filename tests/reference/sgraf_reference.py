@@ -205,7 +205,7 @@ def make_batch():
 
 def save(folder, name, value):
     arr = value.detach().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
-    np.save(os.path.join(folder, name + ".npy"), np.ascontiguousarray(arr), allow_pickle=False)
+    np.save(os.path.join(folder, name + ".npy"), np.array(arr, order="C"), allow_pickle=False)  # keeps 0-d
 
 
 def make_case(module_name, seed):

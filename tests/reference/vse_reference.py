@@ -91,7 +91,8 @@ class VSE(nn.Module):
 
 
 def save(name, value):
-    np.save(os.path.join(OUT, name + ".npy"), np.ascontiguousarray(value), allow_pickle=False)
+    value = np.asarray(value)  # keeps 0-d buffers (num_batches_tracked) 0-d
+    np.save(os.path.join(OUT, name + ".npy"), np.ascontiguousarray(value).reshape(value.shape), allow_pickle=False)
 
 
 def main():
