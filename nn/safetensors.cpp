@@ -3,18 +3,13 @@
 // silently collapse.
 #include "nn/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
+
+#include "tensor/file_io.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O copies little-endian data as is");
 
@@ -37,35 +32,11 @@ const char* safetensors_dtype(DType t) {
   return nullptr;
 }
 
-[[noreturn]] void load_fail(const std::string& path, const std::string& what) {
-  REMATCH_FAIL("load_safetensors '", path, "': ", what);
-}
-[[noreturn]] void save_fail(const std::string& path, const std::string& what) {
-  REMATCH_FAIL("save_safetensors '", path, "': ", what);
-}
+constexpr const char* kLoadOp = "load_safetensors";
+constexpr const char* kSaveOp = "save_safetensors";
 
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-// Reads up to n bytes at `offset`, retrying short reads; fewer than n come back only at end of file.
-size_t read_at(int fd, void* buf, size_t n, uint64_t offset, const std::string& path) {
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::pread(fd, static_cast<char*>(buf) + got, n - got, static_cast<off_t>(offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) load_fail(path, std::string("read failed: ") + std::strerror(errno));
-    if (r == 0) break;
-    got += static_cast<size_t>(r);
-  }
-  return got;
-}
+[[noreturn]] void load_fail(const std::string& path, const std::string& what) { io::fail(kLoadOp, path, what); }
+[[noreturn]] void save_fail(const std::string& path, const std::string& what) { io::fail(kSaveOp, path, what); }
 
 struct Entry {
   std::string name;
@@ -155,21 +126,6 @@ void check_bool_bytes(const Tensor& t, const std::string& name, const std::strin
                           std::to_string(i) + " (expected 0 or 1)");
 }
 
-void write_all(int fd, const void* data, size_t n, const std::string& path, const std::string& tmp) {
-  size_t done = 0;
-  while (done < n) {
-    const ssize_t w = ::write(fd, static_cast<const char*>(data) + done, n - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      save_fail(path, "write failed: " + why);
-    }
-    done += static_cast<size_t>(w);
-  }
-}
-
 // The validated header of an open file: metadata, entries in header order, where the data starts.
 struct Header {
   SafetensorsMetadata metadata;
@@ -177,13 +133,11 @@ struct Header {
   uint64_t data_start = 0;
 };
 
-Header read_header(const Fd& file, const std::string& path) {
-  struct stat st;
-  if (::fstat(file.fd, &st) != 0) load_fail(path, std::string("cannot stat: ") + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) load_fail(path, "not a regular file");
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+Header read_header(const io::ReadFile& file) {
+  const std::string& path = file.path();
+  const uint64_t file_size = file.size();
   unsigned char len_bytes[8] = {};
-  if (file_size < 8 || read_at(file.fd, len_bytes, 8, 0, path) != 8)
+  if (file_size < 8 || file.read_at(len_bytes, 8, 0) != 8)
     load_fail(path, "truncated: the file holds " + std::to_string(file_size) +
                         " bytes, fewer than the 8-byte header length");
   uint64_t header_len = 0;
@@ -192,7 +146,7 @@ Header read_header(const Fd& file, const std::string& path) {
     load_fail(path, "the header length " + std::to_string(header_len) + " runs past the end of the file (" +
                         std::to_string(file_size) + " bytes): the file is truncated or not a safetensors file");
   std::string text(header_len, '\0');
-  if (read_at(file.fd, text.data(), header_len, 8, path) != header_len)
+  if (file.read_at(text.data(), header_len, 8) != header_len)
     load_fail(path, "truncated: the file shrank while its header was being read");
   const Json json = parse_header(text, path);
 
@@ -221,29 +175,21 @@ Header read_header(const Fd& file, const std::string& path) {
   return h;
 }
 
-void open_file(Fd& file, const std::string& path) {
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) load_fail(path, std::string("cannot open: ") + std::strerror(errno));
-}
-
 }  // namespace
 
 SafetensorsMetadata read_safetensors_metadata(const std::string& path) {
-  Fd file;
-  open_file(file, path);
-  return read_header(file, path).metadata;
+  return read_header(io::ReadFile(path, kLoadOp)).metadata;
 }
 
 SafetensorsFile load_safetensors(const std::string& path) {
-  Fd file;
-  open_file(file, path);
-  const Header h = read_header(file, path);
+  const io::ReadFile file(path, kLoadOp);
+  const Header h = read_header(file);
   SafetensorsFile out;
   out.metadata = h.metadata;
   for (const Entry& e : h.entries) {
     Tensor t = empty(e.shape, e.dtype, Device::cpu());
     const size_t nbytes = e.end - e.begin;
-    if (read_at(file.fd, t.raw_data(), nbytes, h.data_start + e.begin, path) != nbytes)
+    if (file.read_at(t.raw_data(), nbytes, h.data_start + e.begin) != nbytes)
       load_fail(path, "truncated: the file shrank while tensor '" + e.name + "' was being read");
     if (e.dtype == DType::Bool) check_bool_bytes(t, e.name, path);
     out.tensors.emplace_back(e.name, t);
@@ -295,28 +241,12 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors, cons
   unsigned char len_bytes[8];
   for (int i = 0; i < 8; ++i) len_bytes[i] = static_cast<unsigned char>((uint64_t(text.size()) >> (8 * i)) & 0xFF);
 
-  // A unique name in the target folder: rename is atomic only within one file system.
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) save_fail(path, "cannot create temporary file '" + tmp + "': " + std::strerror(errno));
-  write_all(fd, len_bytes, 8, path, tmp);
-  write_all(fd, text.data(), text.size(), path, tmp);
+  io::AtomicFileWriter out(path, kSaveOp);
+  out.write(len_bytes, 8);
+  out.write(text);
   for (size_t i : order)
-    write_all(fd, host[i].raw_data(), static_cast<size_t>(host[i].numel()) * dtype_size(host[i].dtype()), path, tmp);
-  // fsync before rename: otherwise a crash could leave the new name pointing at data not yet on disk.
-  const int synced = ::fsync(fd) == 0 ? 0 : errno;
-  const int closed = ::close(fd) == 0 ? 0 : errno;
-  if (synced || closed) {
-    const std::string why = std::strerror(synced ? synced : closed);
-    ::unlink(tmp.c_str());
-    save_fail(path, "could not flush the file: " + why);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    save_fail(path, "cannot rename the temporary file into place: " + why);
-  }
+    out.write(host[i].raw_data(), static_cast<size_t>(host[i].numel()) * dtype_size(host[i].dtype()));
+  out.commit();
 }
 
 }  // namespace rematch::nn

@@ -4,13 +4,9 @@
 // the raw data.
 #include "tensor/npy.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -19,6 +15,7 @@
 #include <utility>
 
 #include "tensor/creation.h"
+#include "tensor/file_io.h"
 #include "tensor/kernels.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, ".npy I/O copies little-endian data as is");
@@ -32,29 +29,6 @@ constexpr size_t kAlign = 64;  // numpy pads the header so the data starts 64-by
 
 [[noreturn]] void load_fail(const std::string& path, const std::string& what) {
   REMATCH_FAIL("load_npy '", path, "': ", what);
-}
-
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-// Reads up to n bytes at `offset`, retrying short reads; fewer than n come back only at end of file.
-size_t read_at(int fd, void* buf, size_t n, size_t offset, const std::string& path) {
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::pread(fd, static_cast<char*>(buf) + got, n - got, static_cast<off_t>(offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) load_fail(path, std::string("read failed: ") + std::strerror(errno));
-    if (r == 0) break;
-    got += static_cast<size_t>(r);
-  }
-  return got;
 }
 
 const char* npy_descr(DType t) {
@@ -204,16 +178,11 @@ void check_bool_bytes(const void* data, int64_t n, const std::string& path) {
 }  // namespace
 
 Tensor load_npy(const std::string& path, int64_t mmap_min_bytes) {
-  Fd file;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) load_fail(path, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st;
-  if (::fstat(file.fd, &st) != 0) load_fail(path, std::string("cannot stat: ") + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) load_fail(path, "not a regular file");
-  const size_t file_size = static_cast<size_t>(st.st_size);
+  const io::ReadFile file(path, "load_npy");
+  const size_t file_size = static_cast<size_t>(file.size());
 
   unsigned char prefix[12] = {};
-  const size_t got = read_at(file.fd, prefix, sizeof(prefix), 0, path);
+  const size_t got = file.read_at(prefix, sizeof(prefix), 0);
   if (file_size == 0) load_fail(path, "truncated header: the file is empty");
   if (std::memcmp(prefix, kMagic, std::min(got, kMagicLen)) != 0)
     load_fail(path, "not an .npy file (it does not start with the magic string \\x93NUMPY)");
@@ -230,7 +199,7 @@ Tensor load_npy(const std::string& path, int64_t mmap_min_bytes) {
     load_fail(path, "truncated header: the header should hold " + std::to_string(header_len) +
                         " bytes but the file ends after " + std::to_string(file_size - header_start));
   std::string text(header_len, '\0');
-  read_at(file.fd, text.data(), header_len, header_start, path);
+  file.read_at(text.data(), header_len, header_start);
   const NpyHeader h = HeaderParser(std::move(text), path).parse();
 
   const size_t itemsize = dtype_size(h.dtype);
@@ -253,7 +222,7 @@ Tensor load_npy(const std::string& path, int64_t mmap_min_bytes) {
     // MAP_PRIVATE with write permission: a tensor may be modified in place, and those writes must stay in
     // this process's copy-on-write pages instead of reaching the file.
     const size_t map_len = data_start + nbytes;
-    void* base = ::mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE, file.fd, 0);
+    void* base = ::mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE, file.fd(), 0);
     if (base == MAP_FAILED) load_fail(path, std::string("mmap failed: ") + std::strerror(errno));
     void* data = static_cast<char*>(base) + data_start;
     auto storage = std::make_shared<Storage>(data, nbytes, Device::cpu(),
@@ -262,17 +231,13 @@ Tensor load_npy(const std::string& path, int64_t mmap_min_bytes) {
     return make_tensor(std::move(storage), h.shape, contiguous_strides(h.shape), 0, h.dtype);
   }
   Tensor t = empty(h.shape, h.dtype, Device::cpu());
-  if (read_at(file.fd, t.raw_data(), nbytes, data_start, path) != nbytes)
+  if (file.read_at(t.raw_data(), nbytes, data_start) != nbytes)
     load_fail(path, "truncated data: the file shrank while it was being read");
   if (h.dtype == DType::Bool) check_bool_bytes(t.raw_data(), static_cast<int64_t>(numel), path);
   return t;
 }
 
 namespace {
-
-[[noreturn]] void save_fail(const std::string& path, const std::string& what) {
-  REMATCH_FAIL("save_npy '", path, "': ", what);
-}
 
 // numpy's repr of a shape tuple: (), (3,), (3, 4).
 std::string shape_tuple(const Shape& shape) {
@@ -303,21 +268,6 @@ std::string header_bytes(const Tensor& t) {
   return {};
 }
 
-void write_all(int fd, const void* data, size_t n, const std::string& path, const std::string& tmp) {
-  size_t done = 0;
-  while (done < n) {
-    const ssize_t w = ::write(fd, static_cast<const char*>(data) + done, n - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      save_fail(path, "write failed: " + why);
-    }
-    done += static_cast<size_t>(w);
-  }
-}
-
 }  // namespace
 
 void save_npy(const std::string& path, const Tensor& t) {
@@ -325,27 +275,10 @@ void save_npy(const std::string& path, const Tensor& t) {
   const Tensor host = kernels::contiguous(kernels::to_device(t, Device::cpu()));
   const std::string header = header_bytes(host);
 
-  // A unique name in the target folder (rename is atomic only within one file system); the counter keeps
-  // concurrent saves from one process apart.
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) save_fail(path, "cannot create temporary file '" + tmp + "': " + std::strerror(errno));
-  write_all(fd, header.data(), header.size(), path, tmp);
-  write_all(fd, host.raw_data(), static_cast<size_t>(host.numel()) * dtype_size(host.dtype()), path, tmp);
-  // fsync before rename: otherwise a crash could leave the new name pointing at data not yet on disk.
-  const int synced = ::fsync(fd) == 0 ? 0 : errno;
-  const int closed = ::close(fd) == 0 ? 0 : errno;
-  if (synced || closed) {
-    const std::string why = std::strerror(synced ? synced : closed);
-    ::unlink(tmp.c_str());
-    save_fail(path, "could not flush the file: " + why);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    save_fail(path, "cannot rename the temporary file into place: " + why);
-  }
+  io::AtomicFileWriter out(path, "save_npy");
+  out.write(header);
+  out.write(host.raw_data(), static_cast<size_t>(host.numel()) * dtype_size(host.dtype()));
+  out.commit();
 }
 
 }  // namespace rematch

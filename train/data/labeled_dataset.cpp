@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <limits>
 
+#include "tensor/file_io.h"
+
 namespace rematch::data {
 
 namespace {
@@ -208,7 +210,9 @@ LabeledDataset load_labeled(const std::string& path, int64_t valid_len) {
 
 void save_labeled_h5(const std::string& path, const LabeledDataset& d) {
   H5Quiet quiet;
-  const std::string tmp = path + ".tmp";
+  // HDF5 opens the file by name itself: it writes the writer's temporary file, closed before the commit.
+  io::AtomicFileWriter out(path, "save_labeled_h5");
+  const std::string& tmp = out.temp_path();
   {
     H5Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
     REMATCH_CHECK(file.get() >= 0, "save_labeled_h5: cannot create '", tmp, "'");
@@ -241,8 +245,9 @@ void save_labeled_h5(const std::string& path, const LabeledDataset& d) {
     write_split("train", d.train);
     write_split("test", d.test);
     if (d.valid.images.defined() && d.valid.size() > 0) write_split("valid", d.valid);
+    REMATCH_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL) >= 0, "save_labeled_h5: flushing '", tmp, "' failed");
   }
-  std::filesystem::rename(tmp, path);
+  out.commit();
 }
 
 }  // namespace rematch::data

@@ -1,13 +1,11 @@
 #include "train/data/vocab.h"
 
-#include <unistd.h>
-
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tensor/error.h"
+#include "tensor/file_io.h"
 #include "train/data/tokenizer.h"
 
 namespace rematch::data {
@@ -94,15 +92,7 @@ void Vocabulary::save(const std::string& path) const {
   j["word2idx"] = std::move(w2i);
   j["idx2word"] = std::move(i2w);
   j["idx"] = size();
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    REMATCH_CHECK(out.good(), "vocabulary: cannot write '", tmp, "'");
-    out << j.dump();
-    REMATCH_CHECK(out.good(), "vocabulary: writing '", tmp, "' failed");
-  }
-  REMATCH_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "vocabulary: cannot rename '", tmp, "' to '", path,
-                "'");
+  io::write_file_atomically(path, j.dump(), "Vocabulary::save");
 }
 
 int64_t Vocabulary::add_word(const std::string& word) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
+#include "tensor/file_io.h"
 #include "train/data/vocab.h"
 
 namespace rematch::synth {
@@ -97,21 +97,6 @@ PairsSplit make_split(const PairsWorldConfig& c, const Tensor& prototypes, const
   return split;
 }
 
-// Writes through a temporary file and a rename, like save_npy, so a crash never leaves half a file.
-void write_text_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream os(tmp, std::ios::binary | std::ios::trunc);
-    REMATCH_CHECK(os.good(), "cannot open ", tmp, " for writing");
-    os << text;
-    os.flush();
-    REMATCH_CHECK(os.good(), "error while writing ", tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  REMATCH_CHECK(!ec, "cannot rename ", tmp, " to ", path, ": ", ec.message());
-}
-
 }  // namespace
 
 void validate(const PairsWorldConfig& c) {
@@ -168,7 +153,8 @@ PairsWorldFiles write_pairs_world(const PairsWorld& world, const std::string& ou
     save_npy((fs::path(files.data_dir) / (s.name + "_ims.npy")).string(), s.images);
     std::string text;
     for (const auto& caption : s.captions) text += caption + "\n";
-    write_text_file((fs::path(files.data_dir) / (s.name + "_caps.txt")).string(), text);
+    io::write_file_atomically((fs::path(files.data_dir) / (s.name + "_caps.txt")).string(), text,
+                              "write_pairs_world");
   }
   // The loaders' own writer, so the file is by construction what data::Vocabulary::load reads.
   data::Vocabulary vocab;

@@ -1,0 +1,122 @@
+#include "tensor/file_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "tensor/error.h"
+
+namespace rematch::io {
+
+void fail(const std::string& what, const std::string& path, const std::string& problem) {
+  REMATCH_FAIL(what, " '", path, "': ", problem);
+}
+
+ReadFile::ReadFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
+}
+
+ReadFile::~ReadFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+ReadFile::ReadFile(ReadFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)), what_(std::move(other.what_)) {}
+
+ReadFile& ReadFile::operator=(ReadFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+    what_ = std::move(other.what_);
+  }
+  return *this;
+}
+
+uint64_t ReadFile::size() const {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) fail(std::string("cannot stat: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) fail("not a regular file");
+  return static_cast<uint64_t>(st.st_size);
+}
+
+size_t ReadFile::read_at(void* buf, size_t n, uint64_t offset) const {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd_, static_cast<char*>(buf) + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) fail(std::string("read failed: ") + std::strerror(errno));
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return got;
+}
+
+void ReadFile::fail(const std::string& problem) const { io::fail(what_, path_, problem); }
+
+AtomicFileWriter::AtomicFileWriter(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
+  // pid + a process-wide counter: concurrent writers (other processes, other threads) never share a name,
+  // and O_EXCL refuses to reuse a name some crashed run left behind.
+  static std::atomic<uint64_t> counter{0};
+  tmp_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd_ < 0) fail(what_, path_, "cannot create temporary file '" + tmp_ + "': " + std::strerror(errno));
+}
+
+AtomicFileWriter::~AtomicFileWriter() { discard(); }
+
+void AtomicFileWriter::discard() noexcept {
+  if (done_) return;
+  done_ = true;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(tmp_.c_str());
+}
+
+void AtomicFileWriter::write(const void* data, size_t n) {
+  if (done_) fail(what_, path_, "write after the file was committed or discarded");
+  size_t written = 0;
+  while (written < n) {
+    const ssize_t w = ::write(fd_, static_cast<const char*>(data) + written, n - written);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      const std::string why = std::strerror(errno);
+      discard();
+      fail(what_, path_, "write failed: " + why);
+    }
+    written += static_cast<size_t>(w);
+  }
+}
+
+void AtomicFileWriter::commit() {
+  if (done_) fail(what_, path_, "commit after the file was committed or discarded");
+  // fsync before rename: otherwise a crash could leave the new name pointing at data not yet on disk.
+  const int synced = ::fsync(fd_) == 0 ? 0 : errno;
+  const int closed = ::close(fd_) == 0 ? 0 : errno;
+  fd_ = -1;
+  if (synced || closed) {
+    const std::string why = std::strerror(synced ? synced : closed);
+    discard();
+    fail(what_, path_, "could not flush the file: " + why);
+  }
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    discard();
+    fail(what_, path_, "cannot rename the temporary file into place: " + why);
+  }
+  done_ = true;
+}
+
+void write_file_atomically(const std::string& path, std::string_view bytes, const std::string& what) {
+  AtomicFileWriter out(path, what);
+  out.write(bytes);
+  out.commit();
+}
+
+}  // namespace rematch::io

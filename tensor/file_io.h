@@ -1,0 +1,84 @@
+// Low-level POSIX file helpers shared by every file format reader and writer (npy, safetensors, vocab,
+// synthetic data, HDF5): a read-only file handle with positioned reads, and an atomic writer (a unique
+// temporary file in the target folder, fsync, rename into place). The lowest layer: needs only tensor/error.h.
+// Every failure is a rematch::Error of the form "<what> '<path>': <problem>: <strerror>", where `what` is the
+// caller's op name ("load_npy", "save_safetensors", ...) and `path` the file the caller asked for.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace rematch::io {
+
+// "<what> '<path>': <problem>" as a rematch::Error.
+[[noreturn]] void fail(const std::string& what, const std::string& path, const std::string& problem);
+
+// A file opened read-only; the descriptor is closed on destruction. Movable, not copyable.
+class ReadFile {
+ public:
+  // Opens `path`; failure: "<what> '<path>': cannot open: <strerror>".
+  ReadFile(std::string path, std::string what);
+  ~ReadFile();
+  ReadFile(ReadFile&& other) noexcept;
+  ReadFile& operator=(ReadFile&& other) noexcept;
+  ReadFile(const ReadFile&) = delete;
+  ReadFile& operator=(const ReadFile&) = delete;
+
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+  const std::string& what() const { return what_; }
+
+  // The size in bytes; fails with "cannot stat: ..." or, for a folder, pipe or device, "not a regular file".
+  uint64_t size() const;
+
+  // Reads up to n bytes at `offset`, retrying short reads and EINTR; fewer than n come back only at end of
+  // file. Failure: "<what> '<path>': read failed: <strerror>".
+  size_t read_at(void* buf, size_t n, uint64_t offset) const;
+
+  // fail(what(), path(), problem).
+  [[noreturn]] void fail(const std::string& problem) const;
+
+ private:
+  int fd_ = -1;
+  std::string path_, what_;
+};
+
+// Writes a file so that `path` holds either its old content or the complete new content, never half a file:
+// the data goes to a temporary file with a unique name in the same folder (rename is atomic only within one
+// file system), and commit() flushes it to disk and renames it over `path`. If commit() never runs (an
+// exception, an early return), the destructor removes the temporary file. Not copyable or movable.
+class AtomicFileWriter {
+ public:
+  // Creates the temporary file; failure: "<what> '<path>': cannot create temporary file '<tmp>': <strerror>".
+  AtomicFileWriter(std::string path, std::string what);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  // Appends n bytes, retrying short writes and EINTR; failure: "<what> '<path>': write failed: <strerror>".
+  void write(const void* data, size_t n);
+  void write(std::string_view bytes) { write(bytes.data(), bytes.size()); }
+
+  // fsync, close, rename over path(). Failures: "could not flush the file: ..." or "cannot rename the
+  // temporary file into place: ..."; the temporary file is removed either way.
+  void commit();
+
+  const std::string& path() const { return path_; }
+  // The temporary file, for a library that must open the file by name itself (HDF5): it may write there
+  // (closing its own handle before commit()) instead of calling write().
+  const std::string& temp_path() const { return tmp_; }
+
+ private:
+  void discard() noexcept;  // closes and removes the temporary file, once
+
+  int fd_ = -1;
+  bool done_ = false;  // committed or discarded
+  std::string path_, what_, tmp_;
+};
+
+// An AtomicFileWriter holding exactly `bytes`, committed.
+void write_file_atomically(const std::string& path, std::string_view bytes, const std::string& what);
+
+}  // namespace rematch::io
