@@ -14,7 +14,8 @@ Tensor attention_weights(const Tensor& regions, const Tensor& words, const Tenso
                 "attention_weights: word_mask must be bool [", n_cap, ", ", n_word, "], got ",
                 word_mask.defined() ? word_mask.describe() : "undefined");
   // Step 1 for all pairs as one product: [B_cap·L, d] x [d, B_img·R].
-  const Tensor scores = matmul(reshape(words, {n_cap * n_word, d}), transpose(reshape(regions, {n_img * n_reg, d}), 0, 1));
+  const Tensor scores =
+      matmul(reshape(words, {n_cap * n_word, d}), transpose(reshape(regions, {n_img * n_reg, d}), 0, 1));
   Tensor s = permute(reshape(scores, {n_cap, n_word, n_img, n_reg}), {2, 0, 1, 3});  // [B_img, B_cap, L, R]
   s = leaky_relu(s, kAttentionLeakySlope);
   s = where(reshape(word_mask, {1, n_cap, n_word, 1}), s, zeros({}, s.dtype(), s.device()));

@@ -9,8 +9,9 @@ ImageEncoder::ImageEncoder(int64_t img_dim, int64_t embed_size, DType dtype, Gen
 }
 
 Tensor ImageEncoder::forward(const Tensor& regions) {
-  REMATCH_CHECK(regions.defined() && regions.dim() == 3 && regions.size(2) == img_dim(), "img_enc: expected regions [B, R, ",
-                img_dim(), "], got ", regions.defined() ? regions.describe() : "undefined");
+  REMATCH_CHECK(regions.defined() && regions.dim() == 3 && regions.size(2) == img_dim(),
+                "img_enc: expected regions [B, R, ", img_dim(), "], got ",
+                regions.defined() ? regions.describe() : "undefined");
   return l2_normalize(fc_->forward(regions), -1);
 }
 

@@ -14,7 +14,7 @@ struct Dims {
 // One chunk of images [k0, k0 + n): the attended vectors before l2n (raw = Σ_r α v_r, [n, B_cap·L, d]) and
 // the difference a − w ([n, B_cap, L, d]). Called under NoGradGuard.
 struct Chunk {
-  Tensor alpha3;  // [n, B_cap·L, R]
+  Tensor alpha3;   // [n, B_cap·L, R]
   Tensor regions;  // [n, R, d]
   Tensor raw;
   Tensor diff;
@@ -47,14 +47,14 @@ Tensor local_similarity(const Tensor& alpha, const Tensor& regions, const Tensor
   const char* who = "local_similarity";
   for (const Tensor* t : {&alpha, &regions, &words, &word_mask, &weight, &bias})
     REMATCH_CHECK(t->defined(), who, ": undefined input");
-  REMATCH_CHECK(alpha.dim() == 4 && regions.dim() == 3 && words.dim() == 3 && weight.dim() == 2 && bias.dim() == 1,
-                who, ": expected alpha [B_img, B_cap, L, R], regions [B_img, R, d], words [B_cap, L, d], weight "
-                "[m, d], bias [m]; got ", alpha.describe(), ", ", regions.describe(), ", ", words.describe(), ", ",
-                weight.describe(), ", ", bias.describe());
+  REMATCH_CHECK(alpha.dim() == 4 && regions.dim() == 3 && words.dim() == 3 && weight.dim() == 2 && bias.dim() == 1, who,
+                ": expected alpha [B_img, B_cap, L, R], regions [B_img, R, d], words [B_cap, L, d], weight "
+                "[m, d], bias [m]; got ",
+                alpha.describe(), ", ", regions.describe(), ", ", words.describe(), ", ", weight.describe(), ", ",
+                bias.describe());
   const Dims s{alpha.size(0), alpha.size(1), alpha.size(2), alpha.size(3), regions.size(2), weight.size(0)};
   REMATCH_CHECK(regions.size(0) == s.n_img && regions.size(1) == s.n_reg && words.size(0) == s.n_cap &&
-                    words.size(1) == s.n_word && words.size(2) == s.d && weight.size(1) == s.d &&
-                    bias.size(0) == s.m,
+                    words.size(1) == s.n_word && words.size(2) == s.d && weight.size(1) == s.d && bias.size(0) == s.m,
                 who, ": shapes do not agree: alpha ", alpha.describe(), ", regions ", regions.describe(), ", words ",
                 words.describe(), ", weight ", weight.describe(), ", bias ", bias.describe());
   REMATCH_CHECK(word_mask.dtype() == DType::Bool && word_mask.sizes() == Shape({s.n_cap, s.n_word}), who,
@@ -83,44 +83,42 @@ Tensor local_similarity(const Tensor& alpha, const Tensor& regions, const Tensor
   const bool need_words = words.requires_grad(), need_weight = weight.requires_grad();
   const bool need_bias = bias.requires_grad();
   // Saved: the inputs only. Every pair-level d-wide value is recomputed chunk by chunk.
-  return record(who, {alpha, regions, words, weight, bias}, out,
-                [alpha = alpha.detach(), regions = regions.detach(), words = words.detach(),
-                 weight = weight.detach(), mask4, zero, s, chunk, need_alpha, need_regions, need_words,
-                 need_weight, need_bias](const TensorList& grads) {
-                  NoGradGuard no_grad;
-                  const Tensor gy = where(mask4, grads[0], zero);  // padded rows pass no gradient
-                  Tensor g_alpha, g_regions, g_words, g_weight, g_bias;
-                  if (need_alpha) g_alpha = empty(alpha.sizes(), alpha.dtype(), alpha.device());
-                  if (need_regions) g_regions = empty(regions.sizes(), regions.dtype(), regions.device());
-                  if (need_words) g_words = zeros(words.sizes(), words.dtype(), words.device());
-                  if (need_weight) g_weight = zeros(weight.sizes(), weight.dtype(), weight.device());
-                  if (need_bias) g_bias = sum(gy, {0, 1, 2});
-                  const bool need_inner = need_alpha || need_regions || need_words;
-                  if (!need_inner && !need_weight) return TensorList{g_alpha, g_regions, g_words, g_weight, g_bias};
-                  for (int64_t k0 = 0; k0 < s.n_img; k0 += chunk) {
-                    const int64_t n = std::min(chunk, s.n_img - k0);
-                    const int64_t rows = n * s.n_cap * s.n_word;
-                    const Chunk c = compute_chunk(alpha, regions, words, s, k0, n);
-                    const Tensor gy_c = reshape(narrow(gy, 0, k0, n), {rows, s.m});
-                    // y = sq Wᵀ + b: dW = gyᵀ sq, dsq = gy W.
-                    if (need_weight)
-                      g_weight = add(g_weight, matmul(transpose(gy_c, 0, 1), reshape(square(c.diff), {rows, s.d})));
-                    if (!need_inner) continue;
-                    // sq = diff², diff = a − w: d diff = 2·diff·dsq; dw = −Σ_images d diff; da = d diff.
-                    const Tensor g_diff = mul(mul(c.diff, reshape(matmul(gy_c, weight), c.diff.sizes())), 2.0);
-                    if (need_words) g_words = sub(g_words, sum(g_diff, {0}));
-                    if (!need_alpha && !need_regions) continue;
-                    // a = l2n(raw), raw = α v: dα = d raw vᵀ, dv = αᵀ d raw.
-                    const Tensor g_raw =
-                        l2_normalize_backward(reshape(g_diff, {n, s.n_cap * s.n_word, s.d}), c.raw);
-                    if (need_alpha)
-                      kernels::copy_(narrow(g_alpha, 0, k0, n),
-                                     reshape(matmul(g_raw, transpose(c.regions, 1, 2)), {n, s.n_cap, s.n_word, s.n_reg}));
-                    if (need_regions)
-                      kernels::copy_(narrow(g_regions, 0, k0, n), matmul(transpose(c.alpha3, 1, 2), g_raw));
-                  }
-                  return TensorList{g_alpha, g_regions, g_words, g_weight, g_bias};
-                });
+  return record(
+      who, {alpha, regions, words, weight, bias}, out,
+      [alpha = alpha.detach(), regions = regions.detach(), words = words.detach(), weight = weight.detach(), mask4,
+       zero, s, chunk, need_alpha, need_regions, need_words, need_weight, need_bias](const TensorList& grads) {
+        NoGradGuard no_grad;
+        const Tensor gy = where(mask4, grads[0], zero);  // padded rows pass no gradient
+        Tensor g_alpha, g_regions, g_words, g_weight, g_bias;
+        if (need_alpha) g_alpha = empty(alpha.sizes(), alpha.dtype(), alpha.device());
+        if (need_regions) g_regions = empty(regions.sizes(), regions.dtype(), regions.device());
+        if (need_words) g_words = zeros(words.sizes(), words.dtype(), words.device());
+        if (need_weight) g_weight = zeros(weight.sizes(), weight.dtype(), weight.device());
+        if (need_bias) g_bias = sum(gy, {0, 1, 2});
+        const bool need_inner = need_alpha || need_regions || need_words;
+        if (!need_inner && !need_weight) return TensorList{g_alpha, g_regions, g_words, g_weight, g_bias};
+        for (int64_t k0 = 0; k0 < s.n_img; k0 += chunk) {
+          const int64_t n = std::min(chunk, s.n_img - k0);
+          const int64_t rows = n * s.n_cap * s.n_word;
+          const Chunk c = compute_chunk(alpha, regions, words, s, k0, n);
+          const Tensor gy_c = reshape(narrow(gy, 0, k0, n), {rows, s.m});
+          // y = sq Wᵀ + b: dW = gyᵀ sq, dsq = gy W.
+          if (need_weight)
+            g_weight = add(g_weight, matmul(transpose(gy_c, 0, 1), reshape(square(c.diff), {rows, s.d})));
+          if (!need_inner) continue;
+          // sq = diff², diff = a − w: d diff = 2·diff·dsq; dw = −Σ_images d diff; da = d diff.
+          const Tensor g_diff = mul(mul(c.diff, reshape(matmul(gy_c, weight), c.diff.sizes())), 2.0);
+          if (need_words) g_words = sub(g_words, sum(g_diff, {0}));
+          if (!need_alpha && !need_regions) continue;
+          // a = l2n(raw), raw = α v: dα = d raw vᵀ, dv = αᵀ d raw.
+          const Tensor g_raw = l2_normalize_backward(reshape(g_diff, {n, s.n_cap * s.n_word, s.d}), c.raw);
+          if (need_alpha)
+            kernels::copy_(narrow(g_alpha, 0, k0, n),
+                           reshape(matmul(g_raw, transpose(c.regions, 1, 2)), {n, s.n_cap, s.n_word, s.n_reg}));
+          if (need_regions) kernels::copy_(narrow(g_regions, 0, k0, n), matmul(transpose(c.alpha3, 1, 2), g_raw));
+        }
+        return TensorList{g_alpha, g_regions, g_words, g_weight, g_bias};
+      });
 }
 
 }  // namespace rematch::models

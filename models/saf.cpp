@@ -15,7 +15,7 @@ Tensor AttentionFiltration::normalise_training(const Tensor& u, const Tensor& re
   const Tensor count = mul(sum(real, {0, 2}, true), static_cast<double>(n_img));  // B_img·(L_c + 1): [1, B_cap, 1]
   const Tensor mu = div(sum(mul(u, real), {0, 2}, true), count);
   const Tensor centred = mul(sub(u, mu), real);
-  const Tensor var = div(sum(square(centred), {0, 2}, true), count);             // biased, as BN normalises
+  const Tensor var = div(sum(square(centred), {0, 2}, true), count);  // biased, as BN normalises
   {
     // The official loop calls BN once per caption: rm ← (1−m)·rm + m·μ_c, rv ← (1−m)·rv + m·v_c·n_c/(n_c−1),
     // in caption order. A handful of scalars, so it runs on the host in double.
@@ -46,13 +46,13 @@ Tensor AttentionFiltration::forward(const Tensor& nodes, const Tensor& node_mask
   REMATCH_CHECK(node_mask.defined() && node_mask.dtype() == DType::Bool && node_mask.sizes() == Shape({n_cap, n_node}),
                 "SAF_module: node_mask must be bool [", n_cap, ", ", n_node, "], got ",
                 node_mask.defined() ? node_mask.describe() : "undefined");
-  const Tensor mask = unsqueeze(node_mask, 0);                                   // [1, B_cap, N]
+  const Tensor mask = unsqueeze(node_mask, 0);  // [1, B_cap, N]
   const Tensor real = rematch::to(mask, nodes.dtype());
-  const Tensor u = squeeze(attn_->forward(nodes), 3);                            // [B_img, B_cap, N]
+  const Tensor u = squeeze(attn_->forward(nodes), 3);  // [B_img, B_cap, N]
   // BN1: batch statistics per caption in training, the running ones (constants of the graph) in eval.
-  Tensor u_hat = is_training() ? normalise_training(u, real)
-                               : mul(sub(u, bn_->buffer("running_mean")),
-                                     rsqrt(add(bn_->buffer("running_var"), bn_->eps())));
+  Tensor u_hat = is_training()
+                     ? normalise_training(u, real)
+                     : mul(sub(u, bn_->buffer("running_mean")), rsqrt(add(bn_->buffer("running_var"), bn_->eps())));
   u_hat = add(mul(u_hat, bn_->parameter("weight")), bn_->parameter("bias"));
   // β = sigmoid(û) on real nodes, 0 on padded ones, then l1-normalised over the nodes (eps 1e-8, §1).
   const Tensor beta = l1_normalize(where(mask, sigmoid(u_hat), zeros({}, u.dtype(), u.device())), -1);

@@ -13,8 +13,8 @@ GraphReasoning::GraphReasoning(int64_t sim_dim, DType dtype, Generator* gen) {
 }
 
 Tensor GraphReasoning::edges(const Tensor& queries, const Tensor& nodes, const Tensor& key_padding) {
-  const Tensor keys = key_->forward(nodes);                                      // [P, N, m]
-  const Tensor logits = bmm(queries, transpose(keys, 1, 2));                     // [P, n_q, N]
+  const Tensor keys = key_->forward(nodes);                   // [P, N, m]
+  const Tensor logits = bmm(queries, transpose(keys, 1, 2));  // [P, n_q, N]
   return softmax(masked_fill(logits, key_padding, -std::numeric_limits<double>::infinity()), -1);
 }
 
@@ -24,9 +24,9 @@ Tensor GraphReasoning::forward(const Tensor& nodes, const Tensor& key_padding) {
 }
 
 Tensor GraphReasoning::forward_first(const Tensor& nodes, const Tensor& key_padding) {
-  const Tensor query = query_->forward(narrow(nodes, 1, 0, 1));                  // [P, 1, m]
-  const Tensor a = edges(query, nodes, key_padding);                             // [P, 1, N]
-  return relu(update_->forward(squeeze(bmm(a, nodes), 1)));                      // [P, m]
+  const Tensor query = query_->forward(narrow(nodes, 1, 0, 1));  // [P, 1, m]
+  const Tensor a = edges(query, nodes, key_padding);             // [P, 1, N]
+  return relu(update_->forward(squeeze(bmm(a, nodes), 1)));      // [P, m]
 }
 
 SimilarityGraphReasoning::SimilarityGraphReasoning(int64_t sim_dim, int64_t steps, DType dtype, Generator* gen)

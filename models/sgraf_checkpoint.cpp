@@ -27,8 +27,7 @@ const Tensor& tensor_named(const nn::NamedTensors& tensors, const std::string& n
                            const std::string& path) {
   for (const auto& [n, t] : tensors)
     if (n == name) {
-      REMATCH_CHECK(t.dim() == dims, "'", path, "': tensor ", name, " should have ", dims, " dims, got ",
-                    t.describe());
+      REMATCH_CHECK(t.dim() == dims, "'", path, "': tensor ", name, " should have ", dims, " dims, got ", t.describe());
       return t;
     }
   REMATCH_FAIL("'", path, "': converted SGRAF checkpoint lacks the tensor ", name);
@@ -49,7 +48,8 @@ SgrafConfig config_from_tensors(const nn::NamedTensors& tensors, const nn::Safet
   std::set<std::string> steps;
   bool saf = false;
   for (const auto& [name, t] : tensors) {
-    if (starts_with(name, kSgrPrefix)) steps.insert(name.substr(kSgrPrefix.size(), name.find('.', kSgrPrefix.size()) - kSgrPrefix.size()));
+    if (starts_with(name, kSgrPrefix))
+      steps.insert(name.substr(kSgrPrefix.size(), name.find('.', kSgrPrefix.size()) - kSgrPrefix.size()));
     saf |= starts_with(name, "sim_enc.SAF_module.");
   }
   REMATCH_CHECK(steps.empty() != !saf, "'", path, "': expected either SGR_module or SAF_module tensors under sim_enc.");
@@ -111,7 +111,8 @@ Parsed parse(const std::string& path, bool with_tensors) {
       if (starts_with(name, kModelPrefix)) p.state.emplace_back(name.substr(kModelPrefix.size()), t);
     return p;
   }
-  REMATCH_CHECK(is_converted(f.tensors), "'", path, "' is neither a rematch training checkpoint (metadata format "
+  REMATCH_CHECK(is_converted(f.tensors), "'", path,
+                "' is neither a rematch training checkpoint (metadata format "
                 "'rematch.training_checkpoint') nor an official checkpoint converted by tools/convert_pth.py "
                 "(tensors named img_enc.*, txt_enc.*, sim_enc.*)");
   p.file.kind = SgrafFileKind::ConvertedOfficial;
@@ -125,7 +126,7 @@ Parsed parse(const std::string& path, bool with_tensors) {
 SgrafFile read_sgraf_file(const std::string& path) { return parse(path, false).file; }
 
 std::unique_ptr<SgrafModel> load_sgraf_model(const std::string& path, DType dtype) {
-  const Parsed p = parse(path, true);
+  Parsed p = parse(path, true);
   auto model = std::make_unique<SgrafModel>(p.file.config, dtype);
   try {
     model->load_state_dict(p.state);

@@ -27,7 +27,9 @@ struct SgrafFile {
 // The config (and kind) of a model file, without building the model.
 SgrafFile read_sgraf_file(const std::string& path);
 
-// Builds the model the file describes, in `dtype`, loads its weights and leaves it in eval mode.
+// Builds the model the file describes, in `dtype`, loads its weights and leaves it in eval mode. The model
+// is constructed with default_generator() (its initial draws are overwritten; dropout, if the caller
+// switches to training, draws from it too).
 std::unique_ptr<SgrafModel> load_sgraf_model(const std::string& path, DType dtype = DType::Float32);
 
 // What save_training_checkpoint needs to store `model` so that load_sgraf_model can rebuild it.

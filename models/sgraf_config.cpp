@@ -12,8 +12,7 @@ int64_t int_field(const Json& j, const char* key, int64_t fallback, bool require
     REMATCH_CHECK(!required, "SGRAF model config: the field '", key, "' is required: ", j.dump());
     return fallback;
   }
-  REMATCH_CHECK(j[key].is_number_integer(), "SGRAF model config: '", key, "' must be an integer, got ",
-                j[key].dump());
+  REMATCH_CHECK(j[key].is_number_integer(), "SGRAF model config: '", key, "' must be an integer, got ", j[key].dump());
   return j[key].get<int64_t>();
 }
 
@@ -38,10 +37,11 @@ void validate(const SgrafConfig& c) {
 }
 
 std::string to_json(const SgrafConfig& c) {
-  Json j = {{"model", "sgraf"},          {"module_name", module_name(c.module)}, {"vocab_size", c.vocab_size},
-            {"img_dim", c.img_dim},      {"word_dim", c.word_dim},              {"embed_size", c.embed_size},
-            {"sim_dim", c.sim_dim},      {"num_regions", c.num_regions},        {"sgr_step", c.sgr_step},
-            {"dropout", c.dropout}};
+  Json j = {{"model", "sgraf"},           {"module_name", module_name(c.module)},
+            {"vocab_size", c.vocab_size}, {"img_dim", c.img_dim},
+            {"word_dim", c.word_dim},     {"embed_size", c.embed_size},
+            {"sim_dim", c.sim_dim},       {"num_regions", c.num_regions},
+            {"sgr_step", c.sgr_step},     {"dropout", c.dropout}};
   return j.dump();
 }
 
@@ -77,9 +77,9 @@ SgrafConfig sgraf_config_from_json(const std::string& text) {
 }
 
 std::string describe(const SgrafConfig& c) {
-  return detail::concat(module_name(c.module), " (V=", c.vocab_size, ", img_dim=", c.img_dim,
-                        ", word_dim=", c.word_dim, ", embed=", c.embed_size, ", sim_dim=", c.sim_dim,
-                        ", R=", c.num_regions, c.module == SimilarityModule::SGR ? ", steps=" : "",
+  return detail::concat(module_name(c.module), " (V=", c.vocab_size, ", img_dim=", c.img_dim, ", word_dim=", c.word_dim,
+                        ", embed=", c.embed_size, ", sim_dim=", c.sim_dim, ", R=", c.num_regions,
+                        c.module == SimilarityModule::SGR ? ", steps=" : "",
                         c.module == SimilarityModule::SGR ? std::to_string(c.sgr_step) : "", ")");
 }
 

@@ -13,7 +13,7 @@ namespace rematch::models {
 
 // SGR: graph reasoning over the similarity nodes (§4.5); SAF: attention filtration (§4.6).
 enum class SimilarityModule { SGR, SAF };
-const char* module_name(SimilarityModule m);          // "SGR" | "SAF"
+const char* module_name(SimilarityModule m);                  // "SGR" | "SAF"
 SimilarityModule parse_module_name(const std::string& name);  // an Error for anything else
 
 struct SgrafConfig {

@@ -10,14 +10,12 @@
 namespace rematch::models {
 
 SimilarityEncoder::SimilarityEncoder(const SgrafConfig& config, DType dtype, Generator* gen)
-    : module_(config.module),
-      embed_size_(config.embed_size),
-      sim_dim_(config.sim_dim),
-      chunk_elements_(kLocalSimilarityChunkElements) {
+    : module_(config.module), embed_size_(config.embed_size), sim_dim_(config.sim_dim) {
   validate(config);
   const int64_t d = config.embed_size, m = config.sim_dim;
   // Registration order = the official EncoderSimilarity's, so state_dict() lists names in PyTorch's order.
-  v_global_w_ = register_module("v_global_w", std::make_shared<VisualSA>(d, config.num_regions, config.dropout, dtype, gen));
+  v_global_w_ =
+      register_module("v_global_w", std::make_shared<VisualSA>(d, config.num_regions, config.dropout, dtype, gen));
   t_global_w_ = register_module("t_global_w", std::make_shared<TextSA>(d, config.dropout, dtype, gen));
   sim_tranloc_w_ = register_module("sim_tranloc_w", xavier_linear(d, m, dtype, gen));
   sim_tranglo_w_ = register_module("sim_tranglo_w", xavier_linear(d, m, dtype, gen));
@@ -28,9 +26,7 @@ SimilarityEncoder::SimilarityEncoder(const SgrafConfig& config, DType dtype, Gen
     saf_ = register_module("SAF_module", std::make_shared<AttentionFiltration>(m, dtype, gen));
 }
 
-ImageSide SimilarityEncoder::encode_images(const Tensor& img_emb) {
-  return {img_emb, v_global_w_->forward(img_emb)};
-}
+ImageSide SimilarityEncoder::encode_images(const Tensor& img_emb) { return {img_emb, v_global_w_->forward(img_emb)}; }
 
 CaptionSide SimilarityEncoder::encode_captions(const Tensor& cap_emb, const Tensor& lengths) {
   REMATCH_CHECK(cap_emb.defined() && cap_emb.dim() == 3 && cap_emb.size(2) == embed_size_,
@@ -48,13 +44,13 @@ CaptionSide SimilarityEncoder::encode_captions(const Tensor& cap_emb, const Tens
 }
 
 Tensor SimilarityEncoder::scores(const ImageSide& images, const CaptionSide& captions) {
-  REMATCH_CHECK(images.regions.defined() && images.global.defined() && captions.words.defined() &&
-                    captions.global.defined(),
-                "sim_enc: scores() needs the results of encode_images() and encode_captions()");
+  REMATCH_CHECK(
+      images.regions.defined() && images.global.defined() && captions.words.defined() && captions.global.defined(),
+      "sim_enc: scores() needs the results of encode_images() and encode_captions()");
   // σ_1..σ_L: local alignments (§4.3, §4.4), zero at padded words.
   const Tensor alpha = attention_weights(images.regions, captions.words, captions.word_mask);
   const Tensor local = l2_normalize(local_similarity(alpha, images.regions, captions.words, captions.word_mask,
-                                                     sim_tranloc_w_->weight(), sim_tranloc_w_->bias(), chunk_elements_),
+                                                     sim_tranloc_w_->weight(), sim_tranloc_w_->bias()),
                                     -1);
   // σ_0: the global alignment of every pair (§4.4).
   const Tensor diff = sub(unsqueeze(images.global, 1), unsqueeze(captions.global, 0));  // [B_img, B_cap, d]

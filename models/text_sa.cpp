@@ -27,15 +27,15 @@ Tensor TextSA::forward(const Tensor& words, const Tensor& word_mask) {
                     word_mask.sizes() == Shape({words.size(0), words.size(1)}),
                 "t_global_w (TextSA): word_mask must be bool [", words.size(0), ", ", words.size(1), "], got ",
                 word_mask.defined() ? word_mask.describe() : "undefined");
-  const Tensor mask3 = unsqueeze(word_mask, 2);                                 // [B, L, 1]
+  const Tensor mask3 = unsqueeze(word_mask, 2);  // [B, L, 1]
   const Tensor real = where(mask3, words, zeros({}, words.dtype(), words.device()));
-  const Tensor count = sum(rematch::to(word_mask, words.dtype()), {1}, true);            // [B, 1]
-  const Tensor mean_word = div(sum(real, {1}), count);                          // w̄ over real words only
-  const Tensor local = local_->forward(words);                                  // p_t: [B, L, d]
-  const Tensor global = global_->forward(mean_word);                            // q:   [B, d]
+  const Tensor count = sum(rematch::to(word_mask, words.dtype()), {1}, true);      // [B, 1]
+  const Tensor mean_word = div(sum(real, {1}), count);                             // w̄ over real words only
+  const Tensor local = local_->forward(words);                                     // p_t: [B, L, d]
+  const Tensor global = global_->forward(mean_word);                               // q:   [B, d]
   Tensor logits = squeeze(common_->forward(mul(local, unsqueeze(global, 1))), 2);  // [B, L]
   logits = masked_fill(logits, logical_not(word_mask), -std::numeric_limits<double>::infinity());
-  const Tensor gamma = softmax(logits, 1);                                      // 0 at padding
+  const Tensor gamma = softmax(logits, 1);  // 0 at padding
   return l2_normalize(sum(mul(unsqueeze(gamma, 2), real), {1}), -1);
 }
 

@@ -8,12 +8,12 @@
 //   φ_i = log a_i − LSE_j(ψ_j − cs_ij),  ψ_j = log b_j − LSE_i(φ_i − cs_ij),
 // each LSE shifted by its value of the previous sweep (one pass) or, when that shifted sum leaves a safe
 // range, by the exact max (two passes). After a log sweep the kernel is cached at the current potentials
-// (absorption, Schmitzer 2019, §3.1): K̃_ij = exp(φ̄_i + ψ̄_j − cs_ij) — the current plan, so every entry is
-// at most 1 — and the next sweeps run u = a / (K̃v), v = b / (K̃ᵀu) with φ = φ̄ + log u, ψ = ψ̄ + log v:
-// the same iterates, two matrix–vector products per sweep instead of 2·n·m exps. When u or v leave
-// [e^−τ, e^τ] the kernel is re-cached; when a sum of a cached sweep leaves the safe range the sweep is
-// redone as a log sweep. Entries of K̃ that underflow are below e^−708 (float32: e^−87) of the plan, times
-// at most e^2τ: never visible in the marginals.
+// (the "absorption" of Schmitzer 2019, SIAM J. Sci. Comput. 41(3)): K̃_ij = exp(φ̄_i + ψ̄_j − cs_ij) — the
+// current plan, so no entry exceeds the largest weight — and the next sweeps run u = a / (K̃v),
+// v = b / (K̃ᵀu) with φ = φ̄ + log u, ψ = ψ̄ + log v: the same iterates, two matrix–vector products per sweep
+// instead of 2·n·m exps. When u or v leave [e^−τ, e^τ] the kernel is re-cached; when a sum of a cached sweep
+// leaves the safe range the sweep is redone as a log sweep. An entry of K̃ that underflows stands for plan
+// mass below e^(−708 + 2τ) = e^−508 (float32: e^(−87 + 30) = e^−57): never visible in the marginals.
 // Scaling domain (Domain::Scaling): Cuturi's u = a / (Kv), v = b / (Kᵀu) with K = exp(−C/ε) cached once
 // (at the warm start, if any) and never refreshed; a sum outside the safe range is an error.
 #include "ot/sinkhorn.h"
@@ -27,87 +27,14 @@
 #include <vector>
 
 #include "ot/batched.h"
-#include "tensor/cpu/fast_exp.h"
+#include "ot/sinkhorn_kernels.h"
 
 namespace rematch::ot {
 namespace cpu {
 namespace {
 
-// exp for float64 in plain arithmetic so that `omp simd` loops vectorise it: x = n·ln2 + r with
-// |r| ≤ ln2/2 (Cody–Waite, two-part ln2), e^r by its Taylor polynomial of degree 13 (truncation below
-// 5e-18), 2^n built in the exponent bits. Within ~2 ulp of exp on [−708.39, 709]; below that 0 (results
-// under DBL_MIN are flushed), above +inf, NaN stays NaN.
-inline double exp_f64(double x) {
-  constexpr double kLo = -708.39641853226410, kHi = 709.0, kMagic = 6755399441055744.0;  // 1.5·2^52
-  const double c = x < kLo ? kLo : (x > kHi ? kHi : x);
-  const double t = c * 1.4426950408889634074 + kMagic;  // round(c/ln2) sits in t's low mantissa bits
-  const double n = t - kMagic;
-  double r = c - n * 6.93145751953125e-1;
-  r = r - n * 1.42860682030941723212e-6;
-  double p = 1.0 / 6227020800.0;  // 1/13!, then Horner down to 1/0!
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
-  const int64_t k = __builtin_bit_cast(int64_t, t) - __builtin_bit_cast(int64_t, kMagic);
-  const double scale = __builtin_bit_cast(double, (k + 1023) << 52);
-  double y = p * scale;
-  y = x < kLo ? 0.0 : y;
-  y = x > kHi ? __builtin_inf() : y;
-  return x != x ? x : y;
-}
-
-template <typename T> inline T exp_t(T x) {
-  if constexpr (std::is_same_v<T, float>) return rematch::cpu::fast_expf(x);
-  else return exp_f64(x);
-}
-
-template <typename T> constexpr T kInf = std::numeric_limits<T>::infinity();
-// A sum is trusted in [kSumLo, kSumHi]: nothing overflowed and the terms that matter are far above the
-// flush-to-zero threshold of exp_t.
-template <typename T> constexpr double kSumLo = std::is_same_v<T, float> ? 1e-25 : 1e-250;
-template <typename T> constexpr double kSumHi = std::is_same_v<T, float> ? 1e25 : 1e250;
-// Scalings of a cached kernel stay in [e^−τ, e^τ] (see the header comment).
+// Scalings of a cached kernel stay in [e^−τ, e^τ] (see the comment at the top).
 template <typename T> constexpr double kTau = std::is_same_v<T, float> ? 15.0 : 100.0;
-// Lanes of the exp loops: 512 bits of T. GCC prefers 256-bit vectors on AVX-512 machines, but exp is pure
-// arithmetic and runs ~1.4x faster at full width (measured); without AVX-512 the compiler splits the lanes.
-template <typename T> constexpr int kLanes = 64 / sizeof(T);
-
-template <typename T> bool sum_ok(double s) { return s >= kSumLo<T> && s <= kSumHi<T>; }
-
-// body(thread) on `threads` OpenMP threads, or directly on the calling thread (no team, no fork) when 1; the
-// `omp for` loops inside bind to the team, or run whole on the calling thread.
-template <typename Body> void in_parallel(int threads, Body body) {
-  if (threads > 1) {
-#pragma omp parallel num_threads(threads)
-    body(omp_get_thread_num());
-  } else {
-    body(0);
-  }
-}
-
-// Σ_j exp(psi_j − row_j − shift) and max_j (psi_j − row_j): the two passes of a row LSE.
-template <typename T> double row_sum(const T* row, const T* psi, int64_t m, T shift) {
-  double s = 0;
-#pragma omp simd reduction(+ : s) simdlen(kLanes<T>)
-  for (int64_t j = 0; j < m; ++j) s += static_cast<double>(exp_t<T>(psi[j] - row[j] - shift));
-  return s;
-}
-template <typename T> T row_max(const T* row, const T* psi, int64_t m) {
-  T mx = -kInf<T>;
-#pragma omp simd reduction(max : mx)
-  for (int64_t j = 0; j < m; ++j) mx = std::max(mx, psi[j] - row[j]);
-  return mx;
-}
 
 template <typename T> class Solver {
  public:
@@ -171,9 +98,9 @@ template <typename T> void Solver<T>::row_lse() {
   const T *cs = cs_.data(), *ps = psi_.data(), *log_a = log_a_.data();
   T* lse = rlse_.data();
   const int64_t n = n_, m = m_;
-  in_parallel(threads_, [&](int) {
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
+  in_parallel(threads_, [&](Team team) {
+    const auto [lo, hi] = team.share(n);
+    for (int64_t i = lo; i < hi; ++i) {
       if (log_a[i] == -kInf<T>) continue;  // zero-weight row: φ = −inf whatever the LSE
       const T* row = cs + i * m;
       T shift = lse[i];
@@ -194,39 +121,40 @@ template <typename T> void Solver<T>::col_lse(bool exact) {
   const int64_t n = n_, m = m_;
   const T *cs = cs_.data(), *phi = phi_.data(), *log_b = log_b_.data();
   T* clse = clse_.data();
-  in_parallel(threads_, [&](int t) {
-    double* acc = acc_.data() + t * m;
-    T* mx = col_max_.data() + t * m;
+  in_parallel(threads_, [&](Team team) {
+    double* acc = acc_.data() + team.t * m;
+    T* mx = col_max_.data() + team.t * m;
+    const auto [row_lo, row_hi] = team.share(n);
+    const auto [col_lo, col_hi] = team.share(m);
     if (exact) {
       std::fill(mx, mx + m, -kInf<T>);
-#pragma omp for schedule(static)
-      for (int64_t i = 0; i < n; ++i) {
+      for (int64_t i = row_lo; i < row_hi; ++i) {
         const T* row = cs + i * m;
         const T fi = phi[i];
 #pragma omp simd
         for (int64_t j = 0; j < m; ++j) mx[j] = std::max(mx[j], fi - row[j]);
       }
-#pragma omp for schedule(static)
-      for (int64_t j = 0; j < m; ++j) {
+      team.sync();
+      for (int64_t j = col_lo; j < col_hi; ++j) {
         T best = -kInf<T>;
-        for (int tt = 0; tt < threads_; ++tt) best = std::max(best, col_max_[tt * m + j]);
+        for (int tt = 0; tt < team.nt; ++tt) best = std::max(best, col_max_[tt * m + j]);
         clse[j] = best;
       }
+      team.sync();
     }
     std::fill(acc, acc + m, 0.0);
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = row_lo; i < row_hi; ++i) {
       if (phi[i] == -kInf<T>) continue;
       const T* row = cs + i * m;
       const T fi = phi[i];
 #pragma omp simd simdlen(kLanes<T>)
       for (int64_t j = 0; j < m; ++j) acc[j] += static_cast<double>(exp_t<T>(fi - row[j] - clse[j]));
     }
-#pragma omp for schedule(static)
-    for (int64_t j = 0; j < m; ++j) {
+    team.sync();
+    for (int64_t j = col_lo; j < col_hi; ++j) {
       if (log_b[j] == -kInf<T>) continue;  // zero-weight column: ψ = −inf whatever the LSE
       double s = 0;
-      for (int tt = 0; tt < threads_; ++tt) s += acc_[tt * m + j];
+      for (int tt = 0; tt < team.nt; ++tt) s += acc_[tt * m + j];
       T shift = clse[j];
       if (!(std::isfinite(shift) && sum_ok<T>(s))) {
         shift = -kInf<T>;
@@ -255,30 +183,15 @@ template <typename T> void Solver<T>::kernel_rows(const std::vector<T>& v, std::
   const T *k = kernel_.data(), *vp = v.data();
   const int64_t n = n_, m = m_, blocks = (n_ + 3) / 4;
   double* o = out.data();
-  in_parallel(threads_, [&](int) {
-#pragma omp for schedule(static)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
+  in_parallel(threads_, [&](Team team) {
+    const auto [lo, hi] = team.share(blocks);
+    for (int64_t blk = lo; blk < hi; ++blk) {
       const int64_t i0 = blk * 4;
+      const T* rows[4] = {k + i0 * m, k + (i0 + 1) * m, k + (i0 + 2) * m, k + (i0 + 3) * m};
       if (i0 + 4 <= n) {
-        const T *r0 = k + i0 * m, *r1 = r0 + m, *r2 = r1 + m, *r3 = r2 + m;
-        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-        for (int64_t j = 0; j < m; ++j) {
-          const double vj = vp[j];
-          s0 += double(r0[j]) * vj;
-          s1 += double(r1[j]) * vj;
-          s2 += double(r2[j]) * vj;
-          s3 += double(r3[j]) * vj;
-        }
-        o[i0] = s0, o[i0 + 1] = s1, o[i0 + 2] = s2, o[i0 + 3] = s3;
-        continue;
-      }
-      for (int64_t i = i0; i < n; ++i) {
-        const T* row = k + i * m;
-        double s = 0;
-#pragma omp simd reduction(+ : s)
-        for (int64_t j = 0; j < m; ++j) s += double(row[j]) * double(vp[j]);
-        o[i] = s;
+        dot_rows<4>(rows, vp, m, o + i0);
+      } else {
+        for (int64_t i = i0; i < n; ++i) dot_rows<1>(rows + (i - i0), vp, m, o + i);
       }
     }
   });
@@ -288,31 +201,26 @@ template <typename T> void Solver<T>::kernel_rows(const std::vector<T>& v, std::
 template <typename T> void Solver<T>::kernel_cols(const std::vector<T>& u, std::vector<double>& out) {
   const int64_t n = n_, m = m_, blocks = (n_ + 3) / 4;
   const T *k = kernel_.data(), *up = u.data();
-  in_parallel(threads_, [&](int t) {
-    double* acc = acc_.data() + t * m;
+  in_parallel(threads_, [&](Team team) {
+    double* acc = acc_.data() + team.t * m;
     std::fill(acc, acc + m, 0.0);
-#pragma omp for schedule(static)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
+    const auto [lo, hi] = team.share(blocks);
+    for (int64_t blk = lo; blk < hi; ++blk) {
       const int64_t i0 = blk * 4;
+      const T* rows[4] = {k + i0 * m, k + (i0 + 1) * m, k + (i0 + 2) * m, k + (i0 + 3) * m};
+      double us[4];
+      for (int r = 0; r < 4 && i0 + r < n; ++r) us[r] = up[i0 + r];
       if (i0 + 4 <= n) {
-        const T *r0 = k + i0 * m, *r1 = r0 + m, *r2 = r1 + m, *r3 = r2 + m;
-        const double u0 = up[i0], u1 = up[i0 + 1], u2 = up[i0 + 2], u3 = up[i0 + 3];
-#pragma omp simd
-        for (int64_t j = 0; j < m; ++j)
-          acc[j] += u0 * double(r0[j]) + u1 * double(r1[j]) + u2 * double(r2[j]) + u3 * double(r3[j]);
-        continue;
-      }
-      for (int64_t i = i0; i < n; ++i) {
-        const T* row = k + i * m;
-        const double ui = up[i];
-#pragma omp simd
-        for (int64_t j = 0; j < m; ++j) acc[j] += ui * double(row[j]);
+        axpy_rows<4>(rows, us, m, acc);
+      } else {
+        for (int64_t i = i0; i < n; ++i) axpy_rows<1>(rows + (i - i0), us + (i - i0), m, acc);
       }
     }
-#pragma omp for schedule(static)
-    for (int64_t j = 0; j < m; ++j) {
+    team.sync();
+    const auto [col_lo, col_hi] = team.share(m);
+    for (int64_t j = col_lo; j < col_hi; ++j) {
       double s = 0;
-      for (int tt = 0; tt < threads_; ++tt) s += acc_[tt * m + j];
+      for (int tt = 0; tt < team.nt; ++tt) s += acc_[tt * m + j];
       out[j] = s;
     }
   });
@@ -322,9 +230,9 @@ template <typename T> void Solver<T>::kernel_cols(const std::vector<T>& u, std::
 template <typename T> void Solver<T>::exp_plan(T* out, int64_t ld) const {
   const int64_t n = n_, m = m_;
   const T *cs = cs_.data(), *phi = phi_.data(), *ps = psi_.data();
-  in_parallel(threads_, [&](int) {
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
+  in_parallel(threads_, [&](Team team) {
+    const auto [lo, hi] = team.share(n);
+    for (int64_t i = lo; i < hi; ++i) {
       const T fi = phi[i];
       const T* row = cs + i * m;
       T* o = out + i * ld;

@@ -83,7 +83,8 @@ def metadata(checkpoint, source):
 
 
 def safetensors_bytes(tensors, meta):
-    arrays = [(name, DTYPES[t.dtype][0], np.ascontiguousarray(t.numpy().astype(DTYPES[t.dtype][1], copy=False)))
+    # np.array(order="C") keeps 0-d tensors 0-d (np.ascontiguousarray would promote them to [1]).
+    arrays = [(name, DTYPES[t.dtype][0], np.array(t.numpy().astype(DTYPES[t.dtype][1], copy=False), order="C"))
               for name, t in tensors]
     layout = sorted(range(len(arrays)), key=lambda i: -arrays[i][2].dtype.itemsize)  # stable: ties keep order
     offsets, position = {}, 0

@@ -72,9 +72,9 @@ TEST(LocalSimilarity, Errors) {
   const Inputs in = make_inputs(2, 2, 3, 2, 4, 3, {3, 2});
   EXPECT_THROWS_WITH(local_similarity(in.alpha, in.regions, in.words, in.mask, transpose(in.weight, 0, 1), in.bias),
                      "local_similarity", "do not agree");
-  EXPECT_THROWS_WITH(local_similarity(in.alpha, in.regions, in.words, word_mask(test::lengths_tensor({1}), 3),
-                                      in.weight, in.bias),
-                     "word_mask", "[2, 3]");
+  EXPECT_THROWS_WITH(
+      local_similarity(in.alpha, in.regions, in.words, word_mask(test::lengths_tensor({1}), 3), in.weight, in.bias),
+      "word_mask", "[2, 3]");
   EXPECT_THROWS_WITH(local_similarity(in.alpha, in.regions, in.words, in.mask, in.weight, in.bias, 0), "chunk");
 }
 

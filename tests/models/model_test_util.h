@@ -28,8 +28,8 @@ inline TensorList with_parameters(const nn::Module& module, TensorList inputs, u
 
 // f over (inputs..., parameters...): the first `n_inputs` leaves go to f, the rest become the parameters.
 inline std::function<Tensor(const TensorList&)> over_parameters(const nn::Module& module,
-                                                               std::function<Tensor(const TensorList&)> f,
-                                                               size_t n_inputs) {
+                                                                std::function<Tensor(const TensorList&)> f,
+                                                                size_t n_inputs) {
   return [&module, f, n_inputs](const TensorList& leaves) {
     const std::vector<Tensor> params = module.parameters();
     EXPECT_EQ(leaves.size(), n_inputs + params.size());

@@ -16,8 +16,7 @@ TEST(Padding, WordAndNodeMasks) {
 
 TEST(Padding, LengthChecksNameTheCaller) {
   check_lengths(test::lengths_tensor({2, 5}), 2, 5, "who");
-  EXPECT_THROWS_WITH(check_lengths(test::lengths_tensor({2, 6}), 2, 5, "who"), "who", "caption 1", "6",
-                     "1..5");
+  EXPECT_THROWS_WITH(check_lengths(test::lengths_tensor({2, 6}), 2, 5, "who"), "who", "caption 1", "6", "1..5");
   EXPECT_THROWS_WITH(check_lengths(test::lengths_tensor({0}), 1, 5, "who"), "caption 0", "length 0");
   EXPECT_THROWS_WITH(check_lengths(test::lengths_tensor({2, 2}), 3, 5, "who"), "int64 [3]");
   EXPECT_THROWS_WITH(check_lengths(from_vector(std::vector<int32_t>{2}), 1, 5, "who"), "int64 [1]", "int32");

@@ -20,8 +20,10 @@ const Tensor& buffer(const nn::Module& m, const std::string& name) {
 
 void randomise_bn(AttentionFiltration& saf) {
   for (const auto& [n, t] : saf.named_parameters())
-    if (n == "bn.weight") kernels::fill_(t, 1.3);
-    else if (n == "bn.bias") kernels::fill_(t, -0.2);
+    if (n == "bn.weight")
+      kernels::fill_(t, 1.3);
+    else if (n == "bn.bias")
+      kernels::fill_(t, -0.2);
   kernels::fill_(buffer(saf, "bn.running_mean"), 0.15);
   kernels::fill_(buffer(saf, "bn.running_var"), 0.8);
 }

@@ -28,7 +28,7 @@ TEST(SGR, OneStepIsTheFormula) {
   const Tensor none = zeros({1, 1, 4}, DType::Bool);
   const auto sd = step.state_dict();
   const Tensor q = nn::linear(s, sd[0].second, sd[1].second), k = nn::linear(s, sd[2].second, sd[3].second);
-  const Tensor a = softmax(bmm(q, transpose(k, 1, 2)), -1);  // no 1/sqrt(d)
+  const Tensor a = softmax(bmm(q, transpose(k, 1, 2)), -1);                     // no 1/sqrt(d)
   const Tensor want = relu(nn::linear(bmm(a, s), sd[4].second, sd[5].second));  // no residual
   EXPECT_TRUE(test::all_close(step.forward(s, none), want, 1e-14, 0));
   EXPECT_TRUE(test::all_close(step.forward_first(s, none), select(want, 1, 0), 1e-14, 0));

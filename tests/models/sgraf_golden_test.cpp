@@ -5,11 +5,17 @@
 // call (VisualSA's running statistics updated once, SAF's once per caption, num_batches_tracked).
 //
 // The reference runs in float64 with the official per-caption loop; ours is batched and masked.
-//   float64: 1e-10 relative — only the summation order differs.
-//   float32: scores within 2e-6 (sigmoid outputs near 0.5, rounding of ≈ 1e-7 per op over a few dozen ops);
-//   gradients within 2e-4 · max|g| of each tensor plus 2e-3 relative — float32 backward through the GRU
-//   (7 steps), two BatchNorms and three graph steps loses ≈ 3–4 digits on the smallest entries, so each
-//   tensor is judged against its own scale; running statistics within 1e-6.
+//   float64: scores and buffers within 1e-12, gradients within 1e-10 of each tensor's largest entry (plus
+//   1e-12 of the model's largest): only the order of the sums differs.
+//   float32: scores within 3e-7 (observed ≈ 1e-7: a few ulps of values near 0.5); buffers within 1e-6 (an ulp
+//   or two of running variances near 1); gradients within 3e-4 of each tensor's largest entry plus 1e-6 of
+//   the model's largest. The loose gradient bound is the problem's conditioning, not the implementation:
+//   the gradient w.r.t. the similarity encoder's inputs amplifies float32 rounding about 300-fold (softmax
+//   ×9 over regions, l2 norms over words and regions, three graph steps), and PyTorch in float32 shows the
+//   same 4e-5 relative error on it. It reaches the encoders' parameters: the word embedding's gradient, the
+//   worst, is off by ≈ 1e-4 of its largest entry (PyTorch float32: ≈ 1e-5); the similarity encoder's own
+//   parameters agree to ≈ 2e-6 of their scale, apart from gradients that are pure rounding noise (the
+//   model-wide term).
 #include <cmath>
 #include <filesystem>
 
@@ -21,7 +27,9 @@ namespace {
 
 const std::string kDir = std::string(REMATCH_FIXTURES) + "/sgraf/";
 
-Tensor fixture(const std::string& model, const std::string& name) { return load_npy(kDir + model + "/" + name + ".npy"); }
+Tensor fixture(const std::string& model, const std::string& name) {
+  return load_npy(kDir + model + "/" + name + ".npy");
+}
 
 SgrafConfig fixture_config(SimilarityModule module) {
   SgrafConfig c;  // the DIMS of sgraf_reference.py
@@ -37,15 +45,18 @@ SgrafConfig fixture_config(SimilarityModule module) {
   return c;
 }
 
+// Gradients: |got − want| ≤ global·G + tensor·T + rel·|want|, with G the largest gradient entry of the
+// whole model and T the largest of this tensor. The first term covers gradients that are exactly zero in
+// exact arithmetic and only rounding noise in both implementations (the biases in front of a BatchNorm,
+// the key biases of SGR's softmax).
 struct Tolerance {
-  double scores, grad_scale, grad_rel, buffers;
+  double scores, global, tensor, rel, buffers;
 };
 
-::testing::AssertionResult close_to_scale(const Tensor& got, const Tensor& want, double scale_tol, double rel) {
-  const std::vector<double> w = want.to_vector<double>();
-  double scale = 0;
-  for (double v : w) scale = std::max(scale, std::fabs(v));
-  return test::all_close(got, want, scale_tol * scale + 1e-300, rel);
+double max_abs(const Tensor& t) {
+  double m = 0;
+  for (double v : t.to_vector<double>()) m = std::max(m, std::fabs(v));
+  return m;
 }
 
 void check_model(SimilarityModule module, DType dtype, const Tolerance& tol) {
@@ -67,9 +78,13 @@ void check_model(SimilarityModule module, DType dtype, const Tolerance& tol) {
   const Tensor sims = model(images, captions, lengths);
   EXPECT_TRUE(test::all_close(sims, fixture(dir, "sims_train"), tol.scores, 0)) << dir << " train";
   backward(sum(mul(sims, kernels::cast(fixture(dir, "loss_weights"), dtype))));
+  double global = 0;
+  for (const auto& [name, p] : model.named_parameters())
+    global = std::max(global, max_abs(fixture(dir, "grad." + name)));
   for (const auto& [name, p] : model.named_parameters()) {
     ASSERT_TRUE(p.grad().defined()) << name;
-    EXPECT_TRUE(close_to_scale(p.grad(), fixture(dir, "grad." + name), tol.grad_scale, tol.grad_rel))
+    const Tensor want = fixture(dir, "grad." + name);
+    EXPECT_TRUE(test::all_close(p.grad(), want, tol.global * global + tol.tensor * max_abs(want), tol.rel))
         << dir << " grad." << name;
   }
   for (const auto& [name, b] : model.named_buffers())
@@ -90,10 +105,13 @@ TEST(SgrafGolden, FixturesCoverEveryStateEntry) {
   }
 }
 
-TEST(SgrafGolden, SgrFloat64) { check_model(SimilarityModule::SGR, DType::Float64, {1e-10, 1e-10, 1e-8, 1e-12}); }
-TEST(SgrafGolden, SafFloat64) { check_model(SimilarityModule::SAF, DType::Float64, {1e-10, 1e-10, 1e-8, 1e-12}); }
-TEST(SgrafGolden, SgrFloat32) { check_model(SimilarityModule::SGR, DType::Float32, {2e-6, 2e-4, 2e-3, 1e-6}); }
-TEST(SgrafGolden, SafFloat32) { check_model(SimilarityModule::SAF, DType::Float32, {2e-6, 2e-4, 2e-3, 1e-6}); }
+constexpr Tolerance kFloat64{1e-12, 1e-12, 1e-10, 1e-8, 1e-12};
+constexpr Tolerance kFloat32{3e-7, 1e-6, 3e-4, 0, 1e-6};
+
+TEST(SgrafGolden, SgrFloat64) { check_model(SimilarityModule::SGR, DType::Float64, kFloat64); }
+TEST(SgrafGolden, SafFloat64) { check_model(SimilarityModule::SAF, DType::Float64, kFloat64); }
+TEST(SgrafGolden, SgrFloat32) { check_model(SimilarityModule::SGR, DType::Float32, kFloat32); }
+TEST(SgrafGolden, SafFloat32) { check_model(SimilarityModule::SAF, DType::Float32, kFloat32); }
 
 }  // namespace
 }  // namespace rematch::models

@@ -4,7 +4,6 @@
 #include "models/sgraf_model.h"
 
 #include <iostream>
-
 #include <map>
 
 #include "model_test_util.h"
@@ -76,12 +75,12 @@ TEST(SgrafModel, StateDictNamesAndShapesAreTheOfficialOnes) {
       sgr.push_back({p + ".bias", {4}});
     }
   for (const auto& e : std::vector<std::pair<std::string, Shape>>{{"sim_enc.SAF_module.attn_sim_w.weight", {1, 4}},
-                                                                   {"sim_enc.SAF_module.attn_sim_w.bias", {1}},
-                                                                   {"sim_enc.SAF_module.bn.weight", {1}},
-                                                                   {"sim_enc.SAF_module.bn.bias", {1}},
-                                                                   {"sim_enc.SAF_module.bn.running_mean", {1}},
-                                                                   {"sim_enc.SAF_module.bn.running_var", {1}},
-                                                                   {"sim_enc.SAF_module.bn.num_batches_tracked", {}}})
+                                                                  {"sim_enc.SAF_module.attn_sim_w.bias", {1}},
+                                                                  {"sim_enc.SAF_module.bn.weight", {1}},
+                                                                  {"sim_enc.SAF_module.bn.bias", {1}},
+                                                                  {"sim_enc.SAF_module.bn.running_mean", {1}},
+                                                                  {"sim_enc.SAF_module.bn.running_var", {1}},
+                                                                  {"sim_enc.SAF_module.bn.num_batches_tracked", {}}})
     saf.push_back(e);
   for (SimilarityModule module : {SimilarityModule::SGR, SimilarityModule::SAF}) {
     c.module = module;
@@ -95,9 +94,10 @@ TEST(SgrafModel, StateDictNamesAndShapesAreTheOfficialOnes) {
 // Parameters per block of §4.9, by state-dict prefix.
 std::map<std::string, int64_t> block_counts(const SgrafModel& model) {
   const std::vector<std::pair<std::string, std::string>> blocks = {
-      {"img_enc.", "image enc"}, {"txt_enc.", "text enc"}, {"sim_enc.v_global_w.", "VisualSA"},
-      {"sim_enc.t_global_w.", "TextSA"}, {"sim_enc.sim_tran", "sim vectors"}, {"sim_enc.sim_eval_w.", "head"},
-      {"sim_enc.SGR_module.", "SGR"}, {"sim_enc.SAF_module.", "SAF"}};
+      {"img_enc.", "image enc"},           {"txt_enc.", "text enc"},
+      {"sim_enc.v_global_w.", "VisualSA"}, {"sim_enc.t_global_w.", "TextSA"},
+      {"sim_enc.sim_tran", "sim vectors"}, {"sim_enc.sim_eval_w.", "head"},
+      {"sim_enc.SGR_module.", "SGR"},      {"sim_enc.SAF_module.", "SAF"}};
   std::map<std::string, int64_t> out;
   for (const auto& [n, t] : model.named_parameters())
     for (const auto& [prefix, block] : blocks)
@@ -111,9 +111,10 @@ TEST(SgrafModel, ParameterCountsAtFullSize) {
             << ", SAF (F30K, V = 8481): " << saf.parameter_count() << "\n";
   EXPECT_EQ(sgr.parameter_count(), 18109175);
   EXPECT_EQ(saf.parameter_count(), 17517306);
-  const std::map<std::string, int64_t> want = {{"image enc", 2098176}, {"text enc", 300 * 8481 + 8146944},
-                                               {"VisualSA", 2102345},  {"TextSA", 2100225},
-                                               {"sim vectors", 524800}, {"head", 257}, {"SGR", 592128}};
+  const std::map<std::string, int64_t> want = {{"image enc", 2098176},  {"text enc", 300 * 8481 + 8146944},
+                                               {"VisualSA", 2102345},   {"TextSA", 2100225},
+                                               {"sim vectors", 524800}, {"head", 257},
+                                               {"SGR", 592128}};
   EXPECT_EQ(block_counts(sgr), want);
   EXPECT_EQ(block_counts(saf).at("SAF"), 259);
   // COCO (V = 11,353) and CC152K (V = 12,072) change only the embedding rows.

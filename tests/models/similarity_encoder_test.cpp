@@ -24,8 +24,8 @@ SgrafConfig tiny(SimilarityModule module, int64_t d = 4, int64_t m = 3, int64_t 
 
 // Caption embeddings as the text encoder leaves them: unit words, exact zeros after each length.
 Tensor padded_words(const std::vector<int64_t>& len, int64_t L, int64_t d, uint32_t seed) {
-  const Tensor mask = unsqueeze(rematch::to(lt(unsqueeze(arange(L), 0), unsqueeze(test::lengths_tensor(len), 1)),
-                                            DType::Float64), 2);
+  const Tensor mask =
+      unsqueeze(rematch::to(lt(unsqueeze(arange(L), 0), unsqueeze(test::lengths_tensor(len), 1)), DType::Float64), 2);
   return mul(test::unit_rows({static_cast<int64_t>(len.size()), L, d}, seed), mask);
 }
 

@@ -12,7 +12,8 @@ namespace {
 
 Tensor ids_for(const std::vector<int64_t>& lengths, int64_t vocab, int64_t columns, uint32_t seed) {
   std::vector<int64_t> ids(lengths.size() * columns, 0);
-  const std::vector<int64_t> words = test::random_index({static_cast<int64_t>(ids.size())}, vocab - 4, seed).to_vector<int64_t>();
+  const std::vector<int64_t> words =
+      test::random_index({static_cast<int64_t>(ids.size())}, vocab - 4, seed).to_vector<int64_t>();
   for (size_t b = 0; b < lengths.size(); ++b)
     for (int64_t t = 0; t < lengths[b]; ++t)
       ids[b * columns + t] = t == 0 ? 1 : t == lengths[b] - 1 ? 2 : 4 + words[b * columns + t];
@@ -52,7 +53,8 @@ TEST(TextEncoder, AveragedDirectionsUnitAtWordsZeroAfter) {
   EXPECT_TRUE(test::all_close(out, want, 1e-14, 0));
   const std::vector<double> norms = norm(out, 2, {2}).to_vector<double>();
   for (size_t b = 0; b < len.size(); ++b)
-    for (int64_t t = 0; t < 4; ++t) EXPECT_NEAR(norms[b * 4 + t], t < len[b] ? 1.0 : 0.0, 1e-6);  // eps 1e-8 on the norm
+    for (int64_t t = 0; t < 4; ++t)
+      EXPECT_NEAR(norms[b * 4 + t], t < len[b] ? 1.0 : 0.0, 1e-6);  // eps 1e-8 on the norm
   // Columns past the longest caption are dropped, whatever they hold.
   Tensor wider = pad(ids, 1, 0, 2, 7);
   EXPECT_TRUE(test::all_close(enc(wider, lengths), out, 0, 0));

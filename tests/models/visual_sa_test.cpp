@@ -16,16 +16,16 @@ std::vector<std::string> names(const nn::Module& m) {
 
 TEST(VisualSA, StateDictNamesFollowTheSequentials) {
   VisualSA sa(8, 5);
-  EXPECT_EQ(names(sa),
-            (std::vector<std::string>{
-                "embedding_local.0.weight", "embedding_local.0.bias", "embedding_local.1.weight",
-                "embedding_local.1.bias", "embedding_local.1.running_mean", "embedding_local.1.running_var",
-                "embedding_local.1.num_batches_tracked", "embedding_global.0.weight", "embedding_global.0.bias",
-                "embedding_global.1.weight", "embedding_global.1.bias", "embedding_global.1.running_mean",
-                "embedding_global.1.running_var", "embedding_global.1.num_batches_tracked",
-                "embedding_common.0.weight", "embedding_common.0.bias"}));
-  EXPECT_EQ(sa.state_dict()[2].second.sizes(), (Shape{5}));   // BN over the 5 region slots
-  EXPECT_EQ(sa.state_dict()[9].second.sizes(), (Shape{8}));   // BN over the 8 features
+  EXPECT_EQ(
+      names(sa),
+      (std::vector<std::string>{
+          "embedding_local.0.weight", "embedding_local.0.bias", "embedding_local.1.weight", "embedding_local.1.bias",
+          "embedding_local.1.running_mean", "embedding_local.1.running_var", "embedding_local.1.num_batches_tracked",
+          "embedding_global.0.weight", "embedding_global.0.bias", "embedding_global.1.weight",
+          "embedding_global.1.bias", "embedding_global.1.running_mean", "embedding_global.1.running_var",
+          "embedding_global.1.num_batches_tracked", "embedding_common.0.weight", "embedding_common.0.bias"}));
+  EXPECT_EQ(sa.state_dict()[2].second.sizes(), (Shape{5}));  // BN over the 5 region slots
+  EXPECT_EQ(sa.state_dict()[9].second.sizes(), (Shape{8}));  // BN over the 8 features
   EXPECT_EQ(sa.state_dict()[14].second.sizes(), (Shape{1, 8}));
 }
 
@@ -42,17 +42,17 @@ TEST(VisualSA, EvalModeByHand) {
   kernels::copy_(p("embedding_global.1.running_var"), test::random_tensor({4}, DType::Float64, 5, 0.5, 1.5));
   const Tensor v = test::unit_rows({2, 3, 4}, 1);
   auto bn = [&](const Tensor& x, const std::string& pre, const Shape& s) {
-    return add(mul(div(sub(x, reshape(p(pre + ".running_mean"), s)),
-                       sqrt(add(reshape(p(pre + ".running_var"), s), 1e-5))),
-                   reshape(p(pre + ".weight"), s)),
-               reshape(p(pre + ".bias"), s));
+    return add(
+        mul(div(sub(x, reshape(p(pre + ".running_mean"), s)), sqrt(add(reshape(p(pre + ".running_var"), s), 1e-5))),
+            reshape(p(pre + ".weight"), s)),
+        reshape(p(pre + ".bias"), s));
   };
-  const Tensor local = tanh(bn(nn::linear(v, p("embedding_local.0.weight"), p("embedding_local.0.bias")),
-                               "embedding_local.1", {1, 3, 1}));
+  const Tensor local = tanh(
+      bn(nn::linear(v, p("embedding_local.0.weight"), p("embedding_local.0.bias")), "embedding_local.1", {1, 3, 1}));
   const Tensor global = tanh(bn(nn::linear(mean(v, {1}), p("embedding_global.0.weight"), p("embedding_global.0.bias")),
                                 "embedding_global.1", {1, 4}));
-  const Tensor logits = squeeze(nn::linear(mul(local, unsqueeze(global, 1)), p("embedding_common.0.weight"),
-                                           p("embedding_common.0.bias")), 2);
+  const Tensor logits = squeeze(
+      nn::linear(mul(local, unsqueeze(global, 1)), p("embedding_common.0.weight"), p("embedding_common.0.bias")), 2);
   const Tensor want = l2_normalize(sum(mul(unsqueeze(softmax(logits, 1), 2), v), {1}), -1);
   EXPECT_TRUE(test::all_close(sa(v), want, 1e-14, 0));
 }

@@ -19,8 +19,15 @@ Per model (folder sgr/ or saf/) the .npy files are
   loss_weights                 r [5, 5]; the scalar loss is sum(sims_train * r)
   grad.<parameter name>        that loss's gradient for every parameter
   after.<buffer name>          every buffer after the train-mode call (running statistics, counters)
+and next to the folders {sgr,saf}_converted.safetensors: the same initial weights (float32) saved the way
+the official train.py saves a checkpoint ({'model': [img_enc, txt_enc, sim_enc state dicts], 'opt', ...})
+and converted by tools/convert_pth.py, so the C++ test loads a converted official checkpoint unchanged.
 """
+import argparse
 import os
+import subprocess
+import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -208,6 +215,24 @@ def save(folder, name, value):
     np.save(os.path.join(folder, name + ".npy"), np.array(arr, order="C"), allow_pickle=False)  # keeps 0-d
 
 
+def write_converted(model, module_name, path):
+    """An official-layout .pth.tar of the model's current weights, converted by tools/convert_pth.py."""
+    d = DIMS
+    opt = argparse.Namespace(data_name="f30k_precomp", module_name=module_name, img_dim=d["img_dim"],
+                             word_dim=d["word_dim"], embed_size=d["embed"], sim_dim=d["sim_dim"],
+                             sgr_step=d["sgr_step"], bi_gru=True, no_imgnorm=False, no_txtnorm=False,
+                             vocab_size=d["vocab"], margin=0.2, max_violation=True)
+    as_float = lambda sd: {k: (v.float() if v.is_floating_point() else v) for k, v in sd.items()}
+    checkpoint = {"epoch": 1, "model": [as_float(model.img_enc.state_dict()), as_float(model.txt_enc.state_dict()),
+                                        as_float(model.sim_enc.state_dict())],
+                  "best_rsum": 0.0, "opt": opt, "Eiters": 1}
+    converter = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "convert_pth.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        pth = os.path.join(tmp, f"{module_name}_model_best.pth.tar")
+        torch.save(checkpoint, pth)
+        subprocess.run([sys.executable, converter, pth, path], check=True, stdout=subprocess.DEVNULL)
+
+
 def make_case(module_name, seed):
     torch.manual_seed(seed)
     model = Model(module_name, dropout=0.0).double()  # dropout off: train mode is deterministic
@@ -220,6 +245,7 @@ def make_case(module_name, seed):
     save(folder, "lengths", lengths)
     for name, value in model.state_dict().items():
         save(folder, name, value)
+    write_converted(model, module_name, os.path.join(OUT, module_name.lower() + "_converted.safetensors"))
 
     model.eval()
     with torch.no_grad():

@@ -6,6 +6,7 @@
 
 #include "tensor/npy.h"
 #include "train/cli/app.h"
+#include "train/cli/eval_checkpoint.h"
 #include "train/eval/retrieval_metrics.h"
 
 namespace rematch::cli {
@@ -16,10 +17,23 @@ struct EvalOptions {
   int64_t captions_per_image = 5;
   int64_t folds = 1;
   bool json = false;
+  CheckpointScoringOptions scoring;  // --checkpoint: score the split instead of reading --sims
+  CLI::Option* captions_per_image_opt = nullptr;
 };
 
-void run_eval(const EvalOptions& o, std::ostream& out) {
-  const Tensor sims = load_npy(o.sims);
+void run_eval(const EvalOptions& given, std::ostream& out) {
+  EvalOptions o = given;
+  Tensor sims;
+  if (!o.scoring.checkpoints.empty()) {
+    const ScoredSplit s = score_split(o.scoring);
+    sims = s.sims;
+    o.sims = s.summary;
+    if (o.captions_per_image_opt->count() == 0) o.captions_per_image = s.captions_per_image;
+  } else if (o.sims.empty()) {
+    throw UsageError("give --sims (a saved matrix) or --checkpoint (models to score a split with)");
+  } else {
+    sims = load_npy(o.sims);
+  }
   // The matrix is only known after loading, so these checks cannot be CLI11 validators; they are still
   // command-line mistakes (wrong --captions_per_image or --folds for this file), hence UsageError.
   if (sims.dim() != 2 || (sims.dtype() != DType::Float32 && sims.dtype() != DType::Float64))
@@ -49,13 +63,17 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
 
 void add_eval_command(CLI::App& app, std::ostream& out) {
   auto o = std::make_shared<EvalOptions>();
-  CLI::App* cmd = app.add_subcommand("eval", "Retrieval metrics (R@1/5/10, medr, meanr, rSum) of a similarity matrix");
-  cmd->add_option("--sims", o->sims, "Similarity matrix .npy [N_img, N_img * captions_per_image], rows = images")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--captions_per_image", o->captions_per_image, "5 for COCO/F30K, 1 for CC152K")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  CLI::App* cmd = app.add_subcommand(
+      "eval", "Retrieval metrics (R@1/5/10, medr, meanr, rSum) of a similarity matrix or of SGR/SAF checkpoints");
+  CLI::Option* sims =
+      cmd->add_option("--sims", o->sims, "Similarity matrix .npy [N_img, N_img * captions_per_image], rows = images")
+          ->check(CLI::ExistingFile);
+  sims->excludes(add_checkpoint_scoring_options(*cmd, o->scoring));
+  o->captions_per_image_opt =
+      cmd->add_option("--captions_per_image", o->captions_per_image,
+                      "5 for COCO/F30K, 1 for CC152K (with --checkpoint: read from the data unless given)")
+          ->capture_default_str()
+          ->check(CLI::PositiveNumber);
   cmd->add_option("--folds", o->folds, "Average over this many consecutive image folds (COCO 1K: 5)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -1,6 +1,7 @@
 // `rematch eval --sims S.npy [--captions_per_image 5] [--folds 5] [--json]`: retrieval metrics of a saved
 // similarity matrix (rows images, columns captions; train/eval/retrieval_metrics.h) as a table or as one JSON
-// object.
+// object. With `--checkpoint X [--checkpoint Y] --data_path ... --data_name ... [--split test]` instead of
+// --sims, the matrix is first scored by SGR/SAF models (SGRAF: both, averaged; train/cli/eval_checkpoint.h).
 #pragma once
 
 #include <ostream>

@@ -1,0 +1,66 @@
+// `rematch init-checkpoint`: a rematch training checkpoint at epoch 0 whose model_config rebuilds the model,
+// the vocabulary size from the vocabulary file or --vocab_size, reproducible from --seed, and usage errors.
+#include "train/cli/init_checkpoint_command.h"
+
+#include "models/models.h"
+#include "sgraf_cli_fixture.h"
+#include "tensor/tensor.h"
+#include "train/data/vocab.h"
+
+namespace rematch::cli {
+namespace {
+
+using test::CliResult;
+using test::run_cli;
+using test::SgrafCliTest;
+
+TEST_F(SgrafCliTest, InitCheckpointWritesARebuildableModel) {
+  const std::string file = init("SAF", "saf.safetensors", "7");
+  const models::SgrafFile info = models::read_sgraf_file(file);
+  EXPECT_EQ(info.kind, models::SgrafFileKind::RematchCheckpoint);
+  EXPECT_EQ(info.config.module, models::SimilarityModule::SAF);
+  EXPECT_EQ(info.config.vocab_size, data::Vocabulary::load(path("synth/vocab/synth_precomp_vocab.json")).size());
+  EXPECT_EQ(info.config.img_dim, 8);
+  EXPECT_EQ(info.config.num_regions, 3);
+  EXPECT_EQ(info.config.embed_size, 8);
+  EXPECT_EQ(nn::read_checkpoint_info(file).epoch, 0);
+  const auto model = models::load_sgraf_model(file);
+  EXPECT_EQ(model->config().sim_dim, 4);
+  // The same seed gives the same weights, another seed others.
+  const std::string again = init("SAF", "again.safetensors", "7"), other = init("SAF", "other.safetensors", "8");
+  const auto a = models::load_sgraf_model(again)->state_dict(), b = models::load_sgraf_model(other)->state_dict();
+  const auto m = model->state_dict();
+  EXPECT_EQ(m[0].second.to_vector<float>(), a[0].second.to_vector<float>());
+  EXPECT_NE(m[0].second.to_vector<float>(), b[0].second.to_vector<float>());
+}
+
+TEST_F(SgrafCliTest, InitCheckpointWithVocabularySize) {
+  const CliResult r =
+      run_cli({"init-checkpoint", "--module_name", "SGR", "--vocab_size", "8481", "--img_dim", "16", "--word_dim", "4",
+               "--embed_size", "8", "--sim_dim", "4", "--out", path("v.safetensors")});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("SGR (V=8481, img_dim=16"), std::string::npos) << r.out;
+  EXPECT_EQ(models::read_sgraf_file(path("v.safetensors")).config.vocab_size, 8481);
+}
+
+TEST_F(SgrafCliTest, InitCheckpointUsageErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"init-checkpoint", "--module_name", "AVE", "--vocab_size", "5", "--out", path("x")}, "--module_name"},
+      {{"init-checkpoint", "--module_name", "SGR", "--out", path("x")}, "--vocab_size"},
+      {{"init-checkpoint", "--module_name", "SGR", "--vocab_size", "5", "--vocab_path", path("synth/vocab"),
+        "--data_name", "synth_precomp", "--out", path("x")},
+       "not both"},
+      {{"init-checkpoint", "--module_name", "SGR", "--vocab_size", "5"}, "--out"},
+      {{"init-checkpoint", "--module_name", "SGR", "--vocab_size", "5", "--sim_dim", "0", "--out", path("x")},
+       "--sim_dim"},
+  };
+  for (const auto& [args, needle] : cases) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.code, kExitUsage) << args[2] << "\n" << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("x")));
+}
+
+}  // namespace
+}  // namespace rematch::cli

@@ -1,0 +1,93 @@
+// `rematch score`: the saved matrix equals the model run directly on the whole split (so blocking and the
+// caption/image caches change nothing), SGRAF is the mean of the SGR and SAF matrices, and the errors:
+// missing flags, a checkpoint that does not fit the data, an unreadable checkpoint.
+#include "train/cli/score_command.h"
+
+#include "models/models.h"
+#include "sgraf_cli_fixture.h"
+#include "tensor/tensor.h"
+#include "test_util.h"
+#include "train/data/precomp_dataset.h"
+
+namespace rematch::cli {
+namespace {
+
+using test::CliResult;
+using test::run_cli;
+using test::SgrafCliTest;
+using test::operator+;
+
+TEST_F(SgrafCliTest, ScoreEqualsTheModelOnTheWholeSplit) {
+  const std::string sgr = init("SGR", "sgr.safetensors");
+  const CliResult r = run_cli(std::vector<std::string>{"score", "--checkpoint", sgr, "--split", "test", "--out",
+                                                       path("S.npy"), "--block_images", "3", "--block_captions", "7"} +
+                              data_flags());
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("SGR on synth_precomp/test: 4 images x 20 captions (5 per image)"), std::string::npos) << r.out;
+  const Tensor s = load_npy(path("S.npy"));
+  ASSERT_EQ(s.sizes(), (Shape{4, 20}));
+  EXPECT_EQ(s.dtype(), DType::Float32);
+
+  // The same model on all 4 images and 20 captions in one call.
+  const data::Vocabulary vocab = data::Vocabulary::load(path("synth/vocab/synth_precomp_vocab.json"));
+  const data::PrecompDataset ds(path("synth"), "synth_precomp", "test", vocab);
+  std::vector<int64_t> lengths, ids;
+  int64_t longest = 0;
+  for (int64_t j = 0; j < 20; ++j) longest = std::max(longest, ds.caption_length(j));
+  for (int64_t j = 0; j < 20; ++j) {
+    std::vector<int64_t> c = ds.caption_vector(j);
+    lengths.push_back(static_cast<int64_t>(c.size()));
+    c.resize(longest, 0);
+    ids.insert(ids.end(), c.begin(), c.end());
+  }
+  const auto model = models::load_sgraf_model(sgr);
+  NoGradGuard no_grad;
+  const Tensor want = (*model)(ds.images({0, 1, 2, 3}), from_vector(ids, {20, longest}), from_vector(lengths));
+  EXPECT_TRUE(rematch::test::all_close(s, want, 1e-6, 1e-5));
+}
+
+TEST_F(SgrafCliTest, ScoreWithSgrAndSafIsTheirMean) {
+  const std::string sgr = init("SGR", "sgr.safetensors"), saf = init("SAF", "saf.safetensors", "3");
+  for (const auto& [ckpts, out] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--checkpoint", sgr}, "sgr.npy"},
+           {{"--checkpoint", saf}, "saf.npy"},
+           {{"--checkpoint", sgr, "--checkpoint", saf}, "sgraf.npy"}}) {
+    const CliResult r = run_cli(std::vector<std::string>{"score", "--out", path(out)} + ckpts + data_flags());
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    if (out == "sgraf.npy") EXPECT_NE(r.out.find("SGRAF (SGR+SAF averaged)"), std::string::npos) << r.out;
+  }
+  const Tensor mean = div(add(load_npy(path("sgr.npy")), load_npy(path("saf.npy"))), 2.0);
+  EXPECT_TRUE(rematch::test::all_close(load_npy(path("sgraf.npy")), mean, 1e-7, 0));
+}
+
+TEST_F(SgrafCliTest, ScoreErrors) {
+  const std::string sgr = init("SGR", "sgr.safetensors");
+  const std::string wrong = init("SGR", "wrong.safetensors", "1", "5");  // 5 region slots, the data has 3
+  const std::vector<std::pair<std::vector<std::string>, std::string>> usage = {
+      {{"score", "--checkpoint", sgr, "--out", path("S.npy"), "--data_name", "synth_precomp"}, "--data_path"},
+      {std::vector<std::string>{"score", "--out", path("S.npy")} + data_flags(), "--checkpoint"},
+      {std::vector<std::string>{"score", "--checkpoint", path("missing.safetensors"), "--out", path("S.npy")} +
+           data_flags(),
+       "missing.safetensors"},
+      {std::vector<std::string>{"score", "--checkpoint", wrong, "--out", path("S.npy")} + data_flags(),
+       "regions [5, 8]"},
+      {std::vector<std::string>{"score", "--checkpoint", sgr, "--split", "val", "--out", path("S.npy")} + data_flags(),
+       "--split"},
+  };
+  for (const auto& [args, needle] : usage) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.code, kExitUsage) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  }
+  // Not a model file: a runtime failure naming it.
+  const CliResult r =
+      run_cli(std::vector<std::string>{"score", "--checkpoint", path("synth/synth_precomp/test_ims.npy"), "--out",
+                                       path("S.npy")} +
+              data_flags());
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_NE(r.err.find("test_ims.npy"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(path("S.npy")));
+}
+
+}  // namespace
+}  // namespace rematch::cli

@@ -1,0 +1,46 @@
+// Scoring an evaluation split with SGR/SAF checkpoints, shared by `rematch score` and `rematch eval
+// --checkpoint`: the model(s) are rebuilt from each file (models/sgraf_checkpoint.h: rematch checkpoints and
+// converted official ones), the split is read in the SCAN precomp layout, and the [N_img, N_cap] matrix of
+// sigmoid scores (rows = distinct images, SPEC-backbones §5.3, §7) is filled block by block
+// (train/eval/block_scoring.h), in eval mode and without a graph. Several checkpoints are averaged: an SGR and
+// a SAF checkpoint give SGRAF (§4.8), two SGR nets give NCR's ensemble.
+//
+// Encodings are computed once: every caption block's words and TextSA vectors up front (the GRU is the
+// costly part of a caption, so it is not re-run for every image block), each image block's regions and
+// VisualSA vectors when the scorer reaches it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace rematch::cli {
+
+struct CheckpointScoringOptions {
+  std::vector<std::string> checkpoints;
+  std::string data_path, data_name, vocab_path, split = "test", val_subset = "sgraf";
+  int64_t block_images = 100, block_captions = 100;
+};
+
+// Adds --checkpoint (repeatable), --data_path, --data_name, --vocab_path (default <data_path>/vocab),
+// --split, --val_subset, --block_images and --block_captions to `cmd`; returns the --checkpoint option.
+CLI::Option* add_checkpoint_scoring_options(CLI::App& cmd, CheckpointScoringOptions& options);
+
+struct ScoredSplit {
+  Tensor sims;                     // float32 [N_img, N_cap] on the host
+  int64_t captions_per_image = 1;  // of the split (5 for COCO/F30K, 1 for CC152K)
+  std::string summary;             // what was scored, e.g. "SGRAF (SGR+SAF averaged) on f30k_precomp/test"
+};
+
+// Throws UsageError for command-line mistakes (no --data_path, a checkpoint that does not fit the data) and
+// rematch::Error for unreadable files.
+ScoredSplit score_split(const CheckpointScoringOptions& options);
+
+}  // namespace rematch::cli

@@ -1,0 +1,41 @@
+#include "train/cli/score_command.h"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "tensor/npy.h"
+#include "train/cli/eval_checkpoint.h"
+
+namespace rematch::cli {
+namespace {
+
+struct ScoreOptions {
+  CheckpointScoringOptions scoring;
+  std::string out;
+};
+
+void run_score(const ScoreOptions& o, std::ostream& out) {
+  const auto start = std::chrono::steady_clock::now();
+  const ScoredSplit s = score_split(o.scoring);
+  save_npy(o.out, s.sims);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out << s.summary << ": " << s.sims.size(0) << " images x " << s.sims.size(1) << " captions (" << s.captions_per_image
+      << " per image)\nwrote " << o.out << ": float32 " << s.sims.shape_str() << ", rows = images (" << seconds
+      << " s)\n";
+}
+
+}  // namespace
+
+void add_score_command(CLI::App& app, std::ostream& out) {
+  auto o = std::make_shared<ScoreOptions>();
+  CLI::App* cmd = app.add_subcommand("score", "Similarity matrix of SGR/SAF checkpoints on a split (.npy)");
+  add_checkpoint_scoring_options(*cmd, o->scoring)->required();
+  cmd->get_option("--data_path")->required();
+  cmd->get_option("--data_name")->required();
+  cmd->add_option("--out", o->out, "Output .npy [N_img, N_cap], rows = images")->required();
+  cmd->callback([o, &out] { run_score(*o, out); });
+}
+
+}  // namespace rematch::cli
