@@ -2,18 +2,80 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "tensor/cuda/runtime.h"
 #include "tensor/error.h"
 
 namespace rematch {
 
+namespace {
+
+// Host blocks of 1 MiB and more are kept after they are freed and handed out again for the same rounded
+// size. A fresh large allocation is an mmap whose pages fault in (and are zeroed by the kernel) on first
+// touch, which costs about as much as one pass over the data: without the cache an elementwise op on 16M
+// floats pays that on every call. At most kCacheLimit bytes are held; beyond it the smallest blocks go back.
+constexpr size_t kCacheMinBlock = size_t(1) << 20;
+constexpr size_t kCacheLimit = size_t(1) << 30;
+
+struct HostCache {
+  std::mutex mutex;
+  std::multimap<size_t, void*> blocks;
+  size_t bytes = 0;
+};
+
+HostCache& host_cache() {
+  static HostCache* cache = new HostCache;  // never destroyed: tensors in static objects may outlive it
+  return *cache;
+}
+
+size_t host_block_size(size_t nbytes) {
+  const size_t unit = nbytes >= kCacheMinBlock ? kCacheMinBlock : 64;  // aligned_alloc wants a multiple of 64
+  return (nbytes + unit - 1) / unit * unit;
+}
+
+void* host_alloc(size_t nbytes) {
+  const size_t size = host_block_size(nbytes);
+  if (size >= kCacheMinBlock) {
+    HostCache& c = host_cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.blocks.find(size);
+    if (it != c.blocks.end()) {
+      void* p = it->second;
+      c.blocks.erase(it);
+      c.bytes -= size;
+      return p;
+    }
+  }
+  void* p = std::aligned_alloc(64, size);
+  REMATCH_CHECK(p != nullptr, "out of host memory: could not allocate ", nbytes, " bytes");
+  return p;
+}
+
+void host_free(void* p, size_t nbytes) {
+  const size_t size = host_block_size(nbytes);
+  if (size >= kCacheMinBlock && size <= kCacheLimit) {
+    HostCache& c = host_cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    while (c.bytes + size > kCacheLimit && !c.blocks.empty()) {
+      c.bytes -= c.blocks.begin()->first;
+      std::free(c.blocks.begin()->second);
+      c.blocks.erase(c.blocks.begin());
+    }
+    c.blocks.emplace(size, p);
+    c.bytes += size;
+    return;
+  }
+  std::free(p);
+}
+
+}  // namespace
+
 Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
   if (nbytes == 0) return;  // an empty tensor needs no memory on any device
   if (device.is_cpu()) {
-    const size_t rounded = (nbytes + 63) / 64 * 64;  // aligned_alloc wants a multiple of the alignment
-    data_ = std::aligned_alloc(64, rounded);
-    REMATCH_CHECK(data_ != nullptr, "out of host memory: could not allocate ", nbytes, " bytes");
+    data_ = host_alloc(nbytes);
   } else {
     data_ = cuda::device_malloc(nbytes, device.index);
   }
@@ -26,7 +88,7 @@ Storage::~Storage() {
   if (release_) {
     release_(data_);
   } else if (data_) {
-    if (device_.is_cpu()) std::free(data_);
+    if (device_.is_cpu()) host_free(data_, nbytes_);
     else cuda::device_free(data_, device_.index);
   }
 }

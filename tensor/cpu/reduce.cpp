@@ -16,11 +16,17 @@ using kernels::ReduceOp;
 
 template <typename T> using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
 
+// Four independent vector accumulators (kLanes values), so the adds are not one latency-bound chain.
 template <typename T> T sum_block(const T* p, int64_t n) {
-  T acc = 0;
-#pragma omp simd reduction(+ : acc)
-  for (int64_t i = 0; i < n; ++i) acc += p[i];
-  return acc;
+  constexpr int64_t kLanes = 64 / sizeof(T) * 4;
+  T acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) acc[j] += p[i + j];
+  T total = 0;
+  for (int64_t j = 0; j < kLanes; ++j) total += acc[j];
+  for (; i < n; ++i) total += p[i];
+  return total;
 }
 
 template <typename T> Acc<T> sum_contiguous(const T* p, int64_t n) {
