@@ -40,7 +40,7 @@ commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
 
 "$python" - "$tmp/rematch.json" "$tmp/baselines.jsonl" "$threads" "${cpu:-unknown CPU}" "$commit" \
-  "$load_before" "$load_after" "$(nproc)" <<'PYEOF'
+  "$load_before" "$load_after" "$(getconf _NPROCESSORS_ONLN)" <<'PYEOF'
 import datetime
 import json
 import sys

@@ -5,7 +5,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <exception>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -33,12 +35,13 @@ template <typename T> std::string check_values(const ProblemView<T>& p, double e
   // any: the row (column) has an unmasked entry; reach: one in a column (row) of positive weight — without it
   // a row (column) of positive weight can send (receive) nothing.
   std::vector<uint8_t> row_any(p.n, 0), col_any(p.m, 0), row_reach(p.n, 0), col_reach(p.m, 0);
+  const double largest = static_cast<double>(std::numeric_limits<T>::max()) * epsilon;  // |C| beyond: C/ε = inf
   for (int64_t i = 0; i < p.n; ++i) {
     const T* c = p.cost + i * p.ld_cost;
     const uint8_t* mk = p.mask ? p.mask + i * p.ld_mask : nullptr;
     for (int64_t j = 0; j < p.m; ++j) {
       if (mk && !mk[j]) continue;
-      if (!std::isfinite(c[j] / T(epsilon)))
+      if (!(std::fabs(static_cast<double>(c[j])) < largest))
         return concat("cost C[", i, ", ", j, "] = ", c[j],
                       std::isfinite(c[j]) ? " overflows when divided by epsilon" : " is not finite",
                       " (forbid an entry with the mask instead)");
@@ -73,9 +76,6 @@ template std::string check_values<double>(const ProblemView<double>&, double);
 
 namespace {
 
-// A single problem with at least this many entries, in a batch smaller than the thread count, is split over
-// the threads by rows; below it one thread per problem is faster than the fork/join of every half-step.
-constexpr int64_t kSplitProblemEntries = int64_t{1} << 15;
 
 // `t` (undefined allowed) must be [len] or [B, len] of `dtype`; `what` names it in errors.
 void check_per_problem(const char* op, const char* what, const Tensor& t, const Tensor& C, int64_t len) {
@@ -138,15 +138,19 @@ std::vector<cpu::ProblemStats> solve_cpu_typed(const Tensor& C, const Tensor& a,
     v.ld_plan = m;
     v.f = f + k * n;
     v.g = g + k * m;
-    std::string error = cpu::check_values(v, o.epsilon);
-    if (error.empty()) stats[k] = cpu::solve<T>(v, o, threads);
-    else stats[k].error = std::move(error);
+    try {  // nothing may escape an OpenMP loop: an allocation failure becomes this problem's error
+      std::string error = cpu::check_values(v, o.epsilon);
+      if (error.empty()) stats[k] = cpu::solve<T>(v, o, threads);
+      else stats[k].error = std::move(error);
+    } catch (const std::exception& e) {
+      stats[k].error = e.what();
+    }
   };
   const int threads = omp_get_max_threads();
   int64_t largest = 0;
   for (int64_t k = 0; k < B; ++k)
     largest = std::max(largest, (rows.empty() ? n : rows[k]) * (cols.empty() ? m : cols[k]));
-  if (B < threads && largest >= kSplitProblemEntries) {
+  if (B < threads && largest >= detail::kSplitProblemEntries) {
     for (int64_t k = 0; k < B; ++k) solve_one(k, threads);
   } else {
 #pragma omp parallel for schedule(dynamic, 1) if (B > 1)
@@ -161,9 +165,11 @@ BatchedSinkhornResult solve_cpu(const char* op, const Tensor& C, const Tensor& a
   const int64_t B = C.size(0), n = C.size(1), m = C.size(2);
   const DType dt = C.dtype();
   BatchedSinkhornResult out;
-  out.plan = zeros({B, n, m}, dt);
-  out.f = zeros({B, n}, dt);
-  out.g = zeros({B, m}, dt);
+  // Every entry is written when the problems fill the batch; zeros stand outside smaller valid blocks.
+  const bool padded = !sizes.rows.empty() || !sizes.cols.empty();
+  out.plan = padded ? zeros({B, n, m}, dt) : empty({B, n, m}, dt);
+  out.f = padded ? zeros({B, n}, dt) : empty({B, n}, dt);
+  out.g = padded ? zeros({B, m}, dt) : empty({B, m}, dt);
   const Tensor Ch = host_view(C);
   const Tensor ah = a.defined() ? host_view(a) : uniform_weights(B, n, sizes.rows, dt);
   const Tensor bh = b.defined() ? host_view(b) : uniform_weights(B, m, sizes.cols, dt);

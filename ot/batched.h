@@ -2,7 +2,7 @@
 // the one entry every solve goes through (sinkhorn() and partial_sinkhorn() call it with their own names for
 // the error messages), so the choice of device backend is made in one place: solve_batched() in batched.cpp.
 // CPU: OpenMP over problems (each problem on one thread); a batch of fewer problems than threads whose
-// problems are large splits the rows of each problem over the threads instead.
+// problems are large (detail::kSplitProblemEntries) splits the rows of each problem over the threads instead.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +36,13 @@ BatchedSinkhornResult sinkhorn_batched(const Tensor& C, const Tensor& a, const T
                                        const SinkhornOptions& options, const ProblemSizes& sizes = {});
 
 namespace detail {
+// A problem with at least this many entries, in a batch of fewer problems than threads, is split over the
+// threads by rows. Smaller ones run one per thread: a cached sweep of 2^22 entries takes a few ms (two
+// memory-bound matrix-vector products), and every split sweep pays forks and barriers — which, on an
+// oversubscribed machine, wait out descheduled threads (measured: a 2000×2000 solve 2.3x slower split over
+// 2 threads on a 2-core VM at load 5 than on one thread).
+constexpr int64_t kSplitProblemEntries = int64_t{1} << 22;
+
 // The shared driver behind sinkhorn(), sinkhorn_batched() and partial_sinkhorn*(): `op` starts every error,
 // followed by "problem k of B" when `name_problem`.
 BatchedSinkhornResult solve_batched(const char* op, const Tensor& C, const Tensor& a, const Tensor& b,

@@ -170,7 +170,8 @@ template <typename T> void Solver<T>::col_lse(bool exact) {
   });
 }
 
-// One sweep in the log domain (Sinkhorn in dual form, Cuturi 2013, Eq. (2); L2RM's sinkhorn_log_domain).
+// One sweep in the log domain: Sinkhorn's u = a / Kv, v = b / Kᵀu (Cuturi 2013) written for f = ε log u,
+// g = ε log v — L2RM's sinkhorn_log_domain update (SPEC-methods §1.5 step 5), up to its +1e-10 in each LSE.
 template <typename T> void Solver<T>::log_sweep(bool first) {
   row_lse();
   for (int64_t i = 0; i < n_; ++i) phi_[i] = log_a_[i] == -kInf<T> ? -kInf<T> : log_a_[i] - rlse_[i];

@@ -1,7 +1,7 @@
 // Entropic optimal transport between two weighted point sets by Sinkhorn's alternating projections.
 //
 // For a cost C (n×m), weights a (n) and b (m) with Σa = Σb and ε > 0 the solver returns the plan
-//   P_ij = exp((f_i + g_j − C_ij) / ε)                                   (Cuturi 2013, Eq. (2) in dual form)
+//   P_ij = exp((f_i + g_j − C_ij) / ε)      (Cuturi 2013: P = diag(u)·exp(−C/ε)·diag(v), f = ε log u, g = ε log v)
 // with P·1 ≈ a and Pᵀ·1 = b, where f, g are the log-potentials in cost units. One iteration ("sweep") is the
 // row half-step f_i = ε log a_i − ε LSE_j((g_j − C_ij)/ε) followed by the column half-step
 // g_j = ε log b_j − ε LSE_i((f_i − C_ij)/ε); after a sweep the column marginals are exact and the row

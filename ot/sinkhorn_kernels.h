@@ -102,28 +102,33 @@ template <typename T> T row_max(const T* row, const T* psi, int64_t m) {
   return mx;
 }
 
-// Σ_j row_r[j]·v[j] for R rows at once, in eight double lanes per row (GCC vector extension: an `omp simd
-// reduction` over several variables spills them to the stack, and plain lane arrays get vectorised across
-// rows), lanes summed at the end, then the tail.
+// Eight double lanes (GCC vector extension) for the cached-kernel products below: an `omp simd reduction`
+// over several accumulators spills them to the stack, and plain lane arrays get vectorised across rows.
 using Vec8 = double __attribute__((vector_size(64)));
-template <typename T> inline Vec8 load8(const T* p) {
+// v = p[0..8) as doubles. An out-parameter, not a return value: passing vectors by value across a function
+// boundary changes the ABI without AVX-512 (-Wpsabi), and inlining makes it free either way.
+template <typename T> inline void load8(Vec8& v, const T* p) {
   if constexpr (std::is_same_v<T, double>) {
-    Vec8 v;
     std::memcpy(&v, p, sizeof v);
-    return v;
   } else {
     using Float8 = float __attribute__((vector_size(32)));
     Float8 f;
     std::memcpy(&f, p, sizeof f);
-    return __builtin_convertvector(f, Vec8);
+    v = __builtin_convertvector(f, Vec8);
   }
 }
+// Σ_j row_r[j]·v[j] for R rows at once, R accumulators sharing each load of v; lanes summed at the end,
+// then the tail.
 template <int R, typename T> void dot_rows(const T* const* rows, const T* v, int64_t m, double* out) {
   Vec8 acc[R] = {};
   int64_t j = 0;
   for (; j + 8 <= m; j += 8) {
-    const Vec8 vj = load8(v + j);
-    for (int r = 0; r < R; ++r) acc[r] += load8(rows[r] + j) * vj;
+    Vec8 vj, kr;
+    load8(vj, v + j);
+    for (int r = 0; r < R; ++r) {
+      load8(kr, rows[r] + j);
+      acc[r] += kr * vj;
+    }
   }
   for (int r = 0; r < R; ++r) {
     double s = 0;
@@ -137,9 +142,12 @@ template <int R, typename T> void dot_rows(const T* const* rows, const T* v, int
 template <int R, typename T> void axpy_rows(const T* const* rows, const double* u, int64_t m, double* acc) {
   int64_t j = 0;
   for (; j + 8 <= m; j += 8) {
-    Vec8 a;
+    Vec8 a, kr;
     std::memcpy(&a, acc + j, sizeof a);
-    for (int r = 0; r < R; ++r) a += u[r] * load8(rows[r] + j);
+    for (int r = 0; r < R; ++r) {
+      load8(kr, rows[r] + j);
+      a += u[r] * kr;
+    }
     std::memcpy(acc + j, &a, sizeof a);
   }
   for (; j < m; ++j)

@@ -112,11 +112,12 @@ TEST(SinkhornBatched, ValidSizesIgnoreThePadding) {
   }
 }
 
-// One large problem (≥ 2^15 entries) alone is split over the threads by rows; it must equal the one-thread
-// solve (the per-thread column partial sums change only the summation order).
+// One large problem alone is split over the threads by rows; it must equal the one-thread solve (the
+// per-thread column partial sums change only the summation order).
 TEST(SinkhornBatched, LargeProblemSplitOverThreadsEqualsOneThread) {
-  const Batch p = random_batch(1, 300, 200, 5);
-  const SinkhornOptions o = options(0.02, 1e-9);
+  const int64_t n = 2048, m = ot::detail::kSplitProblemEntries / n + 3;
+  const Batch p = random_batch(1, n, m, 5);
+  const SinkhornOptions o = options(0.05, 1e-9);
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);
   const BatchedSinkhornResult serial = ot::sinkhorn_batched(p.C, p.a, p.b, o);

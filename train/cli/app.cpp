@@ -6,6 +6,7 @@
 #include "tensor/error.h"
 #include "train/cli/eval_command.h"
 #include "train/cli/init_checkpoint_command.h"
+#include "train/cli/ot_command.h"
 #include "train/cli/score_command.h"
 #include "train/cli/synth_command.h"
 
@@ -26,6 +27,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return usage_message(e.what()); });
   add_synth_command(app, out);
   add_eval_command(app, out);
+  add_ot_command(app, out);
   add_score_command(app, out);
   add_init_checkpoint_command(app, out);
   // CLI11 would only say "A subcommand is required" for `rematch frobnicate`; name the word and the choices.
