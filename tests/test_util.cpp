@@ -1,5 +1,7 @@
 #include "test_util.h"
 
+#include <stdlib.h>
+
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -76,5 +78,13 @@ std::vector<Device> test_devices() {
   }
   return ::testing::AssertionFailure() << "did not throw";
 }
+
+void TempDirTest::SetUp() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "rematch_test_XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr) << "cannot create a temporary directory";
+  dir_ = tmpl;
+}
+
+void TempDirTest::TearDown() { std::filesystem::remove_all(dir_); }
 
 }  // namespace rematch::test

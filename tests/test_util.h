@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -29,6 +30,16 @@ std::vector<Device> test_devices();
 
 // Runs f and checks it throws rematch::Error whose message contains every one of `parts`.
 ::testing::AssertionResult throws_with(const std::function<void()>& f, const std::vector<std::string>& parts);
+
+// A fixture with a fresh directory under the system temp folder, removed with its contents afterwards.
+class TempDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path dir_;
+};
 
 }  // namespace rematch::test
 

@@ -79,17 +79,7 @@ std::vector<float> train(TrainingRun& run, int first, int last) {
   return losses;
 }
 
-class Checkpoint : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "rematch_checkpoint_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+class Checkpoint : public test::TempDirTest {};
 
 const char* kConfig = R"({"model": "tiny_mlp", "hidden": 16})";
 

@@ -19,16 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 using test::all_close;
 
-class Safetensors : public ::testing::Test {
+class Safetensors : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "rematch_safetensors_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   // A file made of the 8-byte length, the given header text and data bytes.
   std::string raw_file(const std::string& header, const std::string& data, uint64_t len_field = ~uint64_t{0}) {
     const std::string p = path("raw.safetensors");
@@ -42,8 +34,6 @@ class Safetensors : public ::testing::Test {
     std::ifstream in(p, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
-
-  fs::path dir_;
 };
 
 NamedTensors sample_tensors() {

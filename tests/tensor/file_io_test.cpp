@@ -22,18 +22,9 @@ std::string read_bytes(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-class FileIoTest : public ::testing::Test {
+class FileIoTest : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "rematch_file_io_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   int64_t entries() const { return std::distance(fs::directory_iterator(dir_), fs::directory_iterator()); }
-
-  fs::path dir_;
 };
 
 TEST_F(FileIoTest, ReadFileReadsAtOffsetsAndStopsAtEndOfFile) {

@@ -36,18 +36,7 @@ bool is_mapped(const std::string& path) {
   return maps.find(fs::canonical(path).string()) != std::string::npos;
 }
 
-class NpyTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "rematch_npy_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  fs::path dir_;
-};
+class NpyTest : public test::TempDirTest {};
 
 void expect_round_trip(const std::string& file, const Tensor& t) {
   save_npy(file, t);

@@ -1,0 +1,218 @@
+// CPU float32 time and peak memory of one SGR and one SAF training step (issue 7 point 9): the whole
+// B × B similarity matrix of a batch in one pass (models::SgrafModel, train mode, dropout 0.4 as configured),
+// the VSE++ hardest-negative triplet loss (nn::hardest_negative_triplet, margin 0.2, max_violation) and the
+// backward pass to every parameter. No optimiser step: the same work as bench/baselines/sgraf_step.py, which
+// runs it in PyTorch in the official per-caption-loop structure and as a batched (broadcast/bmm) variant;
+// bench/run_sgraf_step.sh puts the three side by side.
+//
+// Batch: B images [B, R, img_dim] ~ U(0, 1) and B captions of mixed lengths len_b = 9 + (7·b) mod 11 (9..19
+// tokens, markers included, mean ≈ 14): <start>=1, random ids in [4, V), <end>=2, then <pad>=0.
+//
+// Dims are benchmark arguments B, R, img, word, embed, sim, V. Registered:
+//   full     B=128 R=36 img=2048 word=300 embed=1024 sim=256 V=8481 (SPEC-backbones §5.2; the GPU target)
+//   reduced  B=32  R=36 img=256  word=64  embed=256  sim=64  V=8481 (what the 2-core CPU run uses)
+// `--dims=reduced` (default), `--dims=full`, `--dims=all` or `--dims=B,R,img,word,embed,sim,V` picks which are
+// registered; the remaining flags go to Google Benchmark.
+//
+// Memory counters (MiB, from /proc/self/status): the peak resident set is reset at the start of every run of a
+// case (malloc_trim, so that heap memory freed by earlier runs is not counted, then writing 5 to
+// /proc/self/clear_refs; where that is refused, getrusage's ru_maxrss, the process-wide peak, is used instead
+// and `peak_reset` reports 0), then
+//   peak_rss_MiB  VmHWM after the run: the whole process at its peak;
+//   step_MiB      peak_rss_MiB − the resident set at program start, before any case ran: model weights,
+//                 gradients, inputs and the step's activations, and blocks held by the library's host block
+//                 cache (tensor/storage.cpp) — resident memory all the same (bench/baselines/sgraf_step.py
+//                 reports the same quantity, measured from after `import torch`).
+// Run one case per process for clean numbers (the runner does).
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "autograd/autograd.h"
+#include "models/models.h"
+#include "nn/functional.h"
+
+namespace {
+
+using namespace rematch;
+
+struct Dims {
+  int64_t batch, regions, img_dim, word_dim, embed, sim_dim, vocab;
+};
+
+constexpr Dims kFull{128, 36, 2048, 300, 1024, 256, 8481};
+constexpr Dims kReduced{32, 36, 256, 64, 256, 64, 8481};
+
+// --- memory ---------------------------------------------------------------------------------------------------
+
+// A "Vm...:" field of /proc/self/status in KiB, or -1.
+int64_t status_kib(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const size_t n = std::strlen(field);
+  while (std::getline(in, line))
+    if (line.compare(0, n, field) == 0) return std::stoll(line.substr(n));
+  return -1;
+}
+
+// Returns freed heap memory to the system first (glibc keeps freed chunks of earlier runs of a case mapped, and
+// the reset peak starts from the current resident set), then resets VmHWM to the resident set.
+bool reset_peak_rss() {
+  malloc_trim(0);
+  std::FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (!f) return false;
+  const bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
+
+int64_t peak_rss_kib(bool was_reset) {
+  const int64_t hwm = status_kib("VmHWM:");
+  if (was_reset && hwm >= 0) return hwm;
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;  // KiB on Linux
+}
+
+int64_t g_start_rss_kib = 0;
+
+// --- the step ---------------------------------------------------------------------------------------------------
+
+std::vector<int64_t> caption_lengths(int64_t batch) {
+  std::vector<int64_t> lengths(batch);
+  for (int64_t b = 0; b < batch; ++b) lengths[b] = 9 + (7 * b) % 11;
+  return lengths;
+}
+
+struct Setup {
+  Generator gen{0};
+  models::SgrafModel model;
+  Tensor images, ids, lengths;
+
+  static models::SgrafConfig config(models::SimilarityModule module, const Dims& d) {
+    models::SgrafConfig c;
+    c.module = module;
+    c.vocab_size = d.vocab;
+    c.img_dim = d.img_dim;
+    c.word_dim = d.word_dim;
+    c.embed_size = d.embed;
+    c.sim_dim = d.sim_dim;
+    c.num_regions = d.regions;
+    return c;  // sgr_step 3, dropout 0.4: the defaults
+  }
+
+  Setup(models::SimilarityModule module, const Dims& d) : model(config(module, d), DType::Float32, &gen) {
+    images = rand({d.batch, d.regions, d.img_dim}, DType::Float32, Device::cpu(), &gen);
+    const std::vector<int64_t> lens = caption_lengths(d.batch);
+    int64_t longest = 0;
+    for (int64_t len : lens) longest = std::max(longest, len);
+    const std::vector<int64_t> words = randint(4, d.vocab, {d.batch, longest}, DType::Int64, Device::cpu(), &gen)
+                                           .to_vector<int64_t>();
+    std::vector<int64_t> tokens(d.batch * longest, 0);
+    for (int64_t b = 0; b < d.batch; ++b) {
+      int64_t* row = tokens.data() + b * longest;
+      for (int64_t t = 1; t + 1 < lens[b]; ++t) row[t] = words[b * longest + t];
+      row[0] = 1;
+      row[lens[b] - 1] = 2;
+    }
+    ids = from_vector(tokens, {d.batch, longest});
+    lengths = from_vector(lens);
+    model.train();
+  }
+
+  double step() {
+    model.zero_grad();
+    const Tensor scores = model(images, ids, lengths);  // [B, B], rows = images
+    const Tensor loss = nn::hardest_negative_triplet(scores, 0.2, true);
+    backward(loss);
+    return loss.item<double>();
+  }
+};
+
+void BM_step(benchmark::State& state, models::SimilarityModule module) {
+  const Dims d{state.range(0), state.range(1), state.range(2), state.range(3),
+               state.range(4), state.range(5), state.range(6)};
+  const bool was_reset = reset_peak_rss();
+  double loss = 0;
+  {
+    Setup s(module, d);
+    for (auto _ : state) {
+      loss = s.step();
+      benchmark::DoNotOptimize(loss);
+      benchmark::ClobberMemory();
+    }
+  }
+  const int64_t peak = peak_rss_kib(was_reset);
+  state.counters["peak_rss_MiB"] = static_cast<double>(peak) / 1024.0;
+  state.counters["step_MiB"] = static_cast<double>(peak - g_start_rss_kib) / 1024.0;
+  state.counters["peak_reset"] = was_reset ? 1 : 0;
+  state.counters["loss"] = loss;
+  state.counters["pairs"] = static_cast<double>(d.batch * d.batch);
+}
+
+void register_case(const char* name, models::SimilarityModule module, const Dims& d) {
+  benchmark::RegisterBenchmark(name, BM_step, module)
+      ->Args({d.batch, d.regions, d.img_dim, d.word_dim, d.embed, d.sim_dim, d.vocab})
+      ->ArgNames({"B", "R", "img", "word", "embed", "sim", "V"})
+      ->UseRealTime()
+      ->MinTime(2.0)
+      ->Unit(benchmark::kMillisecond);
+}
+
+bool parse_dims(const std::string& text, std::vector<Dims>* out) {
+  if (text == "reduced") return out->push_back(kReduced), true;
+  if (text == "full") return out->push_back(kFull), true;
+  if (text == "all") return out->push_back(kReduced), out->push_back(kFull), true;
+  std::vector<int64_t> v;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      v.push_back(std::stoll(item));
+    } catch (...) {
+      return false;
+    }
+    if (v.back() <= 0) return false;
+  }
+  if (v.size() != 7) return false;
+  out->push_back(Dims{v[0], v[1], v[2], v[3], v[4], v[5], v[6]});
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_start_rss_kib = status_kib("VmRSS:");
+  std::string dims_flag = "reduced";
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0 && std::strncmp(argv[i], "--dims=", 7) == 0)
+      dims_flag = argv[i] + 7;
+    else
+      rest.push_back(argv[i]);
+  }
+  std::vector<Dims> dims;
+  if (!parse_dims(dims_flag, &dims)) {
+    std::fprintf(stderr, "--dims: expected reduced, full, all or B,R,img,word,embed,sim,V (got '%s')\n",
+                 dims_flag.c_str());
+    return 1;
+  }
+  for (const Dims& d : dims) {
+    register_case("sgr_step", models::SimilarityModule::SGR, d);
+    register_case("saf_step", models::SimilarityModule::SAF, d);
+  }
+  int rest_argc = static_cast<int>(rest.size());
+  benchmark::Initialize(&rest_argc, rest.data());
+  if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
