@@ -80,7 +80,8 @@ std::vector<Device> test_devices() {
 }
 
 void TempDirTest::SetUp() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "rematch_test_XXXXXX").string();
+  // mkdtemp replaces the six trailing X characters with a unique suffix.
+  std::string tmpl = (std::filesystem::temp_directory_path() / ("rematch_test_" + std::string(6, 'X'))).string();
   ASSERT_NE(::mkdtemp(tmpl.data()), nullptr) << "cannot create a temporary directory";
   dir_ = tmpl;
 }
