@@ -17,6 +17,13 @@ bool is_rematch_checkpoint(const nn::SafetensorsMetadata& meta) {
   return it != meta.end() && it->second == "rematch.training_checkpoint";
 }
 
+// A run's full training state (train/run/training_state.h) of an SGR/SAF method: the model's tensors under
+// "model." and its shape in the entry "model_config".
+bool is_training_state(const nn::SafetensorsMetadata& meta) {
+  auto it = meta.find("format");
+  return it != meta.end() && it->second == "rematch.training_state" && meta.count("model_config") > 0;
+}
+
 bool is_converted(const nn::NamedTensors& tensors) {
   for (const auto& [name, t] : tensors)
     if (starts_with(name, "img_enc.") || starts_with(name, "txt_enc.") || starts_with(name, "sim_enc.")) return true;
@@ -78,9 +85,10 @@ SgrafConfig config_from_tensors(const nn::NamedTensors& tensors, const nn::Safet
   return c;
 }
 
-// The model_config of a rematch checkpoint, errors naming the file.
-SgrafConfig rematch_config(const std::string& path) {
+// The model_config of a rematch checkpoint or training state, errors naming the file.
+SgrafConfig rematch_config(const std::string& path, const nn::SafetensorsMetadata& meta) {
   try {
+    if (is_training_state(meta)) return sgraf_config_from_json(meta.at("model_config"));
     return sgraf_config_from_json(nn::read_checkpoint_info(path).model_config);
   } catch (const Error& e) {
     const std::string what = e.what();
@@ -99,21 +107,21 @@ Parsed parse(const std::string& path, bool with_tensors) {
   if (!with_tensors) {
     // The metadata alone tells a rematch checkpoint; a converted one needs its tensor shapes.
     const nn::SafetensorsMetadata meta = nn::read_safetensors_metadata(path);
-    if (is_rematch_checkpoint(meta)) {
-      p.file.config = rematch_config(path);
+    if (is_rematch_checkpoint(meta) || is_training_state(meta)) {
+      p.file.config = rematch_config(path, meta);
       return p;
     }
   }
   const nn::SafetensorsFile f = nn::load_safetensors(path);
-  if (is_rematch_checkpoint(f.metadata)) {
-    p.file.config = rematch_config(path);
+  if (is_rematch_checkpoint(f.metadata) || is_training_state(f.metadata)) {
+    p.file.config = rematch_config(path, f.metadata);
     for (const auto& [name, t] : f.tensors)
       if (starts_with(name, kModelPrefix)) p.state.emplace_back(name.substr(kModelPrefix.size()), t);
     return p;
   }
   REMATCH_CHECK(is_converted(f.tensors), "'", path,
-                "' is neither a rematch training checkpoint (metadata format "
-                "'rematch.training_checkpoint') nor an official checkpoint converted by tools/convert_pth.py "
+                "' is neither a rematch checkpoint of an SGR/SAF model (metadata format "
+                "'rematch.training_checkpoint', or a run's 'rematch.training_state' with a model_config) nor an official checkpoint converted by tools/convert_pth.py "
                 "(tensors named img_enc.*, txt_enc.*, sim_enc.*)");
   p.file.kind = SgrafFileKind::ConvertedOfficial;
   p.file.config = config_from_tensors(f.tensors, f.metadata, path);

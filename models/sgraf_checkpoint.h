@@ -1,6 +1,7 @@
 // Reading SGR/SAF models from files, for scoring and evaluation. Two kinds of file are accepted:
-//   * a rematch training checkpoint (nn/checkpoint.h): tensors "model.<state-dict name>", the model shape in
-//     the metadata "model_config" (sgraf_config.h's JSON);
+//   * a rematch training checkpoint (nn/checkpoint.h), or the checkpoint of a `rematch train` run of an SGR/SAF
+//     method (format "rematch.training_state"): tensors "model.<state-dict name>", the model shape in the
+//     metadata "model_config" (sgraf_config.h's JSON);
 //   * an official SGRAF/NCR-lineage checkpoint converted by tools/convert_pth.py: tensors named
 //     "img_enc.*", "txt_enc.*", "sim_enc.*" exactly as our state dict (§4.9), the argparse options in the
 //     metadata "opt". Its shape is read from the tensors (vocabulary, dims, regions, module, steps) and

@@ -9,6 +9,8 @@
 #include "train/cli/ot_command.h"
 #include "train/cli/score_command.h"
 #include "train/cli/synth_command.h"
+#include "train/cli/train_command.h"
+#include "train/cli/demo_command.h"
 
 namespace rematch::cli {
 namespace {
@@ -30,6 +32,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   add_ot_command(app, out);
   add_score_command(app, out);
   add_init_checkpoint_command(app, out);
+  add_train_command(app, out, err);
+  add_demo_command(app, out, err);
   // CLI11 would only say "A subcommand is required" for `rematch frobnicate`; name the word and the choices.
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;
@@ -50,6 +54,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     // --help and friends are "errors" with exit code 0; everything else is a bad command line.
     const int code = app.exit(e, out, err);
     return code == 0 ? kExitOk : kExitUsage;
+  } catch (const Interrupted& e) {
+    err << "rematch: " << e.what() << "\n";
+    return kExitInterrupted;
   } catch (const UsageError& e) {
     err << usage_message(e.what());
     return kExitUsage;

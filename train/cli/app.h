@@ -13,12 +13,20 @@ namespace rematch::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;  // stopped by SIGINT/SIGTERM after saving what resumes it (128 + SIGINT)
 
 // Thrown by a subcommand when its flags parse but make no sense together (a --regions with --kind labeled,
 // a --captions_per_image that does not fit the matrix); run() reports it like a CLI11 parse error.
 class UsageError : public std::runtime_error {
  public:
   explicit UsageError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// Thrown by a subcommand that stopped on SIGINT/SIGTERM after saving a resumable state; run() prints the
+// message and returns kExitInterrupted.
+class Interrupted : public std::runtime_error {
+ public:
+  explicit Interrupted(const std::string& what) : std::runtime_error(what) {}
 };
 
 // Parses argv (argv[0] is the program name) and runs the chosen subcommand, writing results and help to

@@ -8,13 +8,11 @@
 #include "train/cli/app.h"
 #include "train/data/precomp_dataset.h"
 #include "train/data/vocab.h"
-#include "train/eval/block_scoring.h"
+#include "train/eval/sgraf_scoring.h"
 
 namespace rematch::cli {
 namespace {
 
-using models::CaptionSide;
-using models::ImageSide;
 using models::SgrafModel;
 
 // The model files must fit the data: region slots and feature size, and a vocabulary the ids stay inside
@@ -28,17 +26,6 @@ void check_fits(const std::string& path, const models::SgrafConfig& c, const dat
   if (c.vocab_size != vocab_size && c.vocab_size != vocab_size + 1)
     throw UsageError("--checkpoint " + path + " has a vocabulary of " + std::to_string(c.vocab_size) +
                      " words but the vocabulary file has " + std::to_string(vocab_size));
-}
-
-// Caption ids [n, L] (padded with <pad> = 0 to the longest of the block) and lengths [n].
-std::pair<Tensor, Tensor> caption_block(const data::PrecompDataset& ds, int64_t begin, int64_t end) {
-  std::vector<int64_t> lengths;
-  for (int64_t j = begin; j < end; ++j) lengths.push_back(ds.caption_length(j));
-  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
-  std::vector<int64_t> ids(static_cast<size_t>((end - begin) * longest), data::Vocabulary::kPad);
-  for (int64_t j = begin; j < end; ++j)
-    std::copy(ds.caption_ids(j), ds.caption_ids(j) + ds.caption_length(j), ids.begin() + (j - begin) * longest);
-  return {from_vector(ids, {end - begin, longest}), from_vector(lengths)};
 }
 
 }  // namespace
@@ -84,36 +71,10 @@ ScoredSplit score_split(const CheckpointScoringOptions& o) {
     names += std::string(names.empty() ? "" : "+") + models::module_name(nets.back()->config().module);
   }
   const int64_t per_image = ds.captions_per_image();
-  const int64_t n_cap = ds.num_captions(), n_img = n_cap / per_image;
-  const eval::BlockSize block{o.block_images, o.block_captions};
-
-  NoGradGuard no_grad;
-  // Every caption block encoded once per model; image blocks encoded when the scorer reaches them.
-  std::vector<std::vector<CaptionSide>> captions(nets.size());
-  for (int64_t c0 = 0; c0 < n_cap; c0 += block.captions) {
-    const auto [ids, lengths] = caption_block(ds, c0, std::min(n_cap, c0 + block.captions));
-    for (size_t m = 0; m < nets.size(); ++m)
-      captions[m].push_back(nets[m]->sim_enc().encode_captions(nets[m]->encode_captions(ids, lengths), lengths));
-  }
-  std::vector<ImageSide> images(nets.size());
-  int64_t cached_begin = -1;
-  auto scorer = [&](int64_t i0, int64_t i1, int64_t c0, int64_t /*c1: the block's end, known from c0*/) {
-    if (i0 != cached_begin) {
-      // Distinct image i is the row of its first caption (F30K dev/test repeat each image 5 times).
-      std::vector<int64_t> rows;
-      for (int64_t i = i0; i < i1; ++i) rows.push_back(ds.image_index(i * per_image));
-      const Tensor regions = ds.images(rows);
-      for (size_t m = 0; m < nets.size(); ++m)
-        images[m] = nets[m]->sim_enc().encode_images(nets[m]->encode_images(regions));
-      cached_begin = i0;
-    }
-    std::vector<Tensor> scores;
-    for (size_t m = 0; m < nets.size(); ++m)
-      scores.push_back(nets[m]->sim_enc().scores(images[m], captions[m][c0 / block.captions]));
-    return models::average_scores(scores);
-  };
+  std::vector<SgrafModel*> models;
+  for (auto& net : nets) models.push_back(net.get());
   ScoredSplit out;
-  out.sims = eval::score_blocks(n_img, n_cap, scorer, block);
+  out.sims = eval::score_precomp_split(models, ds, {o.block_images, o.block_captions});
   out.captions_per_image = per_image;
   const std::string label = names == "SGR+SAF" || names == "SAF+SGR" ? "SGRAF (SGR+SAF averaged)"
                             : nets.size() > 1                        ? names + " averaged"

@@ -2,12 +2,8 @@
 // --checkpoint`: the model(s) are rebuilt from each file (models/sgraf_checkpoint.h: rematch checkpoints and
 // converted official ones), the split is read in the SCAN precomp layout, and the [N_img, N_cap] matrix of
 // sigmoid scores (rows = distinct images, SPEC-backbones §5.3, §7) is filled block by block
-// (train/eval/block_scoring.h), in eval mode and without a graph. Several checkpoints are averaged: an SGR and
+// (train/eval/sgraf_scoring.h), in eval mode and without a graph. Several checkpoints are averaged: an SGR and
 // a SAF checkpoint give SGRAF (§4.8), two SGR nets give NCR's ensemble.
-//
-// Encodings are computed once: every caption block's words and TextSA vectors up front (the GRU is the
-// costly part of a caption, so it is not re-run for every image block), each image block's regions and
-// VisualSA vectors when the scorer reaches it.
 #pragma once
 
 #include <cstdint>

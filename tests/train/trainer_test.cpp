@@ -1,0 +1,226 @@
+// The training loop (train/methods/trainer.h) around a small deterministic Method: metrics.jsonl and the
+// checkpoints it writes, best-state selection, an interrupted run resumed to exactly the metrics of an
+// uninterrupted one, and a NaN loss that stops the run naming the step and the op without touching the last
+// good checkpoint. Also TrainingState's round trip and its errors.
+#include "train/methods/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "autograd/autograd.h"
+#include "test_util.h"
+
+namespace rematch::train {
+namespace {
+
+// Linear regression on fixed data with shuffled mini-batches drawn from its own generator: every part of a
+// real method's state (weights, Adam moments, a generator, an epoch plan) without the cost.
+struct Faults {
+  int64_t interrupt_epoch = -1, interrupt_step = -1;  // raise(SIGINT) inside this step
+  int64_t nan_epoch = -1, nan_step = -1;              // this step's loss goes through log(-1)
+};
+
+class ToyMethod : public Method {
+ public:
+  explicit ToyMethod(Faults faults = {}) : faults_(faults), gen_(7), net_(4, 1, true, DType::Float64, &gen_) {
+    x_ = test::random_tensor({40, 4}, DType::Float64, 1);
+    y_ = test::random_tensor({40, 1}, DType::Float64, 2);
+    optimizer_ = std::make_unique<nn::Adam>(net_.parameters(), 0.05);
+  }
+
+  std::string name() const override { return "toy"; }
+  int64_t num_epochs() const override { return 3; }
+  EpochInfo begin_epoch(int64_t epoch) override {
+    epoch_ = epoch;
+    order_ = randperm(40, Device::cpu(), &gen_).to_vector<int64_t>();
+    ++begin_calls;
+    return current_epoch();
+  }
+  StepResult train_step(int64_t epoch, int64_t step) override {
+    if (epoch == faults_.interrupt_epoch && step == faults_.interrupt_step) std::raise(SIGINT);
+    const std::vector<int64_t> rows(order_.begin() + step * 8, order_.begin() + step * 8 + 8);
+    const Tensor idx = from_vector(rows);
+    Tensor pred = net_.forward(index_select(x_, 0, idx));
+    if (epoch == faults_.nan_epoch && step == faults_.nan_step) pred = pred + log(sum(pred) * 0.0 - 1.0);
+    const Tensor loss = mean(square(pred - index_select(y_, 0, idx)));
+    StepResult r;
+    r.loss = loss.item<double>();
+    r.parts["mse"] = r.loss;
+    check_finite_loss(name(), epoch, step, "mse", r.loss);
+    optimizer_->zero_grad();
+    backward(loss);
+    optimizer_->step();
+    r.pairs = 8;
+    return r;
+  }
+  void end_epoch(int64_t) override {}
+  EpochInfo current_epoch() const override { return EpochInfo{"train", 5, {{"epoch_stat", double(epoch_)}}}; }
+  EvalResult validate() override {
+    NoGradGuard no_grad;
+    const double mse = mean(square(net_.forward(x_) - y_)).item<double>();
+    EvalResult r;
+    r.score = -mse;
+    r.metrics["mse"] = mse;
+    r.table = "mse " + std::to_string(mse);
+    return r;
+  }
+  EvalResult test() override { return validate(); }
+  void save_state(TrainingState& s) const override {
+    s.put_module("net.", net_);
+    s.put_optimizer("optim.", *optimizer_);
+    s.put_generator("gen", gen_);
+    s.put_int("epoch", epoch_);
+    s.put_int_vector("order", order_);
+  }
+  void load_state(const TrainingState& s) override {
+    s.get_module("net.", net_);
+    s.get_optimizer("optim.", *optimizer_);
+    s.get_generator("gen", gen_);
+    epoch_ = s.get_int("epoch");
+    order_ = s.get_int_vector("order");
+  }
+  std::vector<Generator*> generators() override { return {&gen_}; }
+  double learning_rate() const override { return optimizer_->lr(); }
+
+  int begin_calls = 0;
+
+ private:
+  Faults faults_;
+  Generator gen_;
+  nn::Linear net_;
+  std::unique_ptr<nn::Adam> optimizer_;
+  Tensor x_, y_;
+  std::vector<int64_t> order_;
+  int64_t epoch_ = -1;
+};
+
+TrainConfig toy_config() {
+  TrainConfig c;
+  c.method = "toy";
+  c.progress = "none";
+  c.log_step = 1;
+  return c;
+}
+
+// The train and val records of a run folder, as text (exact equality = identical numbers).
+std::vector<std::string> logged(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const run::MetricRecord& r : run::read_metrics(dir + "/metrics.jsonl")) {
+    std::ostringstream s;
+    s.precision(17);
+    s << r.kind << " " << r.epoch << " " << r.step;
+    for (const auto& [k, v] : r.values) s << " " << k << "=" << v;
+    out.push_back(s.str());
+  }
+  return out;
+}
+
+class TrainerTest : public test::TempDirTest {};
+
+TEST_F(TrainerTest, WritesMetricsCheckpointsAndResults) {
+  ToyMethod m;
+  run::RunFolder folder(path("run"), run::RunStart::Fresh);
+  std::ostringstream out;
+  const TrainOutcome o = run_training(m, toy_config(), folder, false, out);
+  EXPECT_FALSE(o.interrupted);
+  const std::vector<run::MetricRecord> records = run::read_metrics(folder.metrics_path());
+  int train = 0, val = 0, test = 0;
+  double best = -1e300;
+  for (const auto& r : records) {
+    train += r.kind == "train";
+    val += r.kind == "val";
+    test += r.kind == "test";
+    if (r.kind == "val") best = std::max(best, r.get("score"));
+  }
+  EXPECT_EQ(train, 15);  // 3 epochs × 5 steps, log_step 1
+  EXPECT_EQ(val, 3);
+  EXPECT_EQ(test, 1);
+  EXPECT_DOUBLE_EQ(o.best_score, best);
+  EXPECT_TRUE(std::filesystem::exists(folder.checkpoint_latest_path()));
+  EXPECT_TRUE(std::filesystem::exists(folder.checkpoint_best_path()));
+  EXPECT_TRUE(std::filesystem::exists(folder.results_path()));
+  EXPECT_TRUE(std::filesystem::exists(folder.plot_path("loss.png")));
+  EXPECT_TRUE(std::filesystem::exists(folder.plot_path("validation.png")));
+  // The test ran on the best state: its mse is the best validation mse (validation = test data here).
+  EXPECT_DOUBLE_EQ(o.test.metrics.at("mse"), -best);
+}
+
+TEST_F(TrainerTest, InterruptedRunResumesToIdenticalMetrics) {
+  std::ostringstream out;
+  ToyMethod plain;
+  run::RunFolder a(path("a"), run::RunStart::Fresh);
+  run_training(plain, toy_config(), a, false, out);
+
+  Faults f;
+  f.interrupt_epoch = 1;
+  f.interrupt_step = 2;
+  ToyMethod first(f);
+  run::RunFolder b(path("b"), run::RunStart::Fresh);
+  b.write_config("{}");  // the caller's part of a fresh run (rematch train writes the resolved config)
+  const TrainOutcome stopped = run_training(first, toy_config(), b, false, out);
+  ASSERT_TRUE(stopped.interrupted);
+  // The step that saw the signal finished; the checkpoint holds epoch 1 with 3 steps done.
+  const TrainingState saved = TrainingState::load(b.checkpoint_latest_path());
+  EXPECT_EQ(saved.get_int("trainer.epoch"), 1);
+  EXPECT_EQ(saved.get_int("trainer.step"), 3);
+
+  ToyMethod second;  // a fresh process: nothing but the checkpoint carries over
+  run::RunFolder b_again(path("b"), run::RunStart::Resume);
+  const TrainOutcome resumed = run_training(second, toy_config(), b_again, true, out);
+  EXPECT_FALSE(resumed.interrupted);
+  EXPECT_EQ(second.begin_calls, 1);  // epoch 1 continued from the checkpoint, only epoch 2 began anew
+  EXPECT_EQ(logged(b.dir()), logged(a.dir()));
+}
+
+TEST_F(TrainerTest, NanLossNamesStepAndOpAndKeepsTheCheckpoint) {
+  Faults f;
+  f.nan_epoch = 1;
+  f.nan_step = 3;
+  ToyMethod m(f);
+  run::RunFolder folder(path("run"), run::RunStart::Fresh);
+  std::ostringstream out;
+  EXPECT_THROWS_WITH(run_training(m, toy_config(), folder, false, out), "epoch 1, step 3", "mse", "log",
+                     "no checkpoint");
+  // The checkpoint of epoch 0's end is still the latest, and whole.
+  const TrainingState s = TrainingState::load(folder.checkpoint_latest_path());
+  EXPECT_EQ(s.get_int("trainer.epoch"), 0);
+  EXPECT_EQ(s.get_int("trainer.epoch_done"), 1);
+}
+
+TEST_F(TrainerTest, TrainingStateRoundTripAndErrors) {
+  Generator g(3);
+  nn::Linear a(3, 2, true, DType::Float32, &g), b(3, 2, true, DType::Float32, &g);
+  nn::Adam opt_a(a.parameters(), 0.1), opt_b(b.parameters(), 0.5);
+  backward(sum(a.forward(ones({1, 3}))));
+  opt_a.step();
+  TrainingState s;
+  s.put_module("m.", a);
+  s.put_optimizer("o.", opt_a);
+  s.put_generator("g", g);
+  s.put_double("x", 0.1);
+  s.put_int_vector("v", {4, 5, 6});
+  s.save(path("state.safetensors"));
+  const TrainingState back = TrainingState::load(path("state.safetensors"));
+  back.get_module("m.", b);
+  back.get_optimizer("o.", opt_b);
+  Generator h(99);
+  back.get_generator("g", h);
+  EXPECT_TRUE(test::all_close(b.weight(), a.weight(), 0, 0));
+  EXPECT_DOUBLE_EQ(opt_b.lr(), 0.1);
+  EXPECT_EQ(h.state().seed, g.state().seed);
+  EXPECT_EQ(h.state().offset, g.state().offset);
+  EXPECT_DOUBLE_EQ(back.get_double("x"), 0.1);
+  EXPECT_EQ(back.get_int_vector("v"), (std::vector<int64_t>{4, 5, 6}));
+  EXPECT_THROWS_WITH(back.get_entry("missing"), path("state.safetensors"), "no entry 'missing'");
+  nn::Linear wrong(4, 2);
+  EXPECT_THROWS_WITH(back.get_module("m.", wrong), "module 'm.'");
+  std::ofstream(path("junk.safetensors")) << "not a checkpoint";
+  EXPECT_THROWS_WITH(TrainingState::load(path("junk.safetensors")), "junk.safetensors");
+}
+
+}  // namespace
+}  // namespace rematch::train

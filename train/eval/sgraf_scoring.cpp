@@ -1,0 +1,57 @@
+#include "train/eval/sgraf_scoring.h"
+
+#include <algorithm>
+
+#include "autograd/autograd.h"
+
+namespace rematch::eval {
+
+std::pair<Tensor, Tensor> caption_block(const data::PrecompDataset& ds, int64_t begin, int64_t end) {
+  REMATCH_CHECK(begin >= 0 && begin < end && end <= ds.num_captions(), "caption_block: captions [", begin, ", ",
+                end, ") outside the split's ", ds.num_captions());
+  std::vector<int64_t> lengths;
+  for (int64_t j = begin; j < end; ++j) lengths.push_back(ds.caption_length(j));
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  std::vector<int64_t> ids(static_cast<size_t>((end - begin) * longest), data::Vocabulary::kPad);
+  for (int64_t j = begin; j < end; ++j)
+    std::copy(ds.caption_ids(j), ds.caption_ids(j) + ds.caption_length(j), ids.begin() + (j - begin) * longest);
+  return {from_vector(ids, {end - begin, longest}), from_vector(lengths)};
+}
+
+Tensor score_precomp_split(const std::vector<models::SgrafModel*>& nets, const data::PrecompDataset& ds,
+                           BlockSize block, const BlockProgress& progress) {
+  REMATCH_CHECK(!nets.empty(), "score_precomp_split: no model");
+  const int64_t per_image = ds.captions_per_image();
+  const int64_t n_cap = ds.num_captions(), n_img = n_cap / per_image;
+  for (models::SgrafModel* net : nets) net->eval();
+  auto device_of = [](models::SgrafModel* net) { return net->parameters().front().device(); };
+
+  NoGradGuard no_grad;
+  std::vector<std::vector<models::CaptionSide>> captions(nets.size());
+  for (int64_t c0 = 0; c0 < n_cap; c0 += block.captions) {
+    const auto [ids, lengths] = caption_block(ds, c0, std::min(n_cap, c0 + block.captions));
+    for (size_t m = 0; m < nets.size(); ++m)
+      captions[m].push_back(nets[m]->sim_enc().encode_captions(
+          nets[m]->encode_captions(to(ids, device_of(nets[m])), lengths), lengths));
+  }
+  std::vector<models::ImageSide> images(nets.size());
+  int64_t cached_begin = -1;
+  auto scorer = [&](int64_t i0, int64_t i1, int64_t c0, int64_t /*c1: the block's end, known from c0*/) {
+    if (i0 != cached_begin) {
+      // Distinct image i is the row of its first caption (F30K dev/test repeat each image 5 times).
+      std::vector<int64_t> rows;
+      for (int64_t i = i0; i < i1; ++i) rows.push_back(ds.image_index(i * per_image));
+      const Tensor regions = ds.images(rows);
+      for (size_t m = 0; m < nets.size(); ++m)
+        images[m] = nets[m]->sim_enc().encode_images(nets[m]->encode_images(to(regions, device_of(nets[m]))));
+      cached_begin = i0;
+    }
+    std::vector<Tensor> scores;
+    for (size_t m = 0; m < nets.size(); ++m)
+      scores.push_back(nets[m]->sim_enc().scores(images[m], captions[m][c0 / block.captions]));
+    return models::average_scores(scores);
+  };
+  return score_blocks(n_img, n_cap, scorer, block, DType::Float32, progress);
+}
+
+}  // namespace rematch::eval

@@ -1,0 +1,31 @@
+#include "train/methods/make_method.h"
+
+#include <ctime>
+
+#include "train/methods/pairs/l2rm_method.h"
+#include "train/methods/pairs/pairs_method.h"
+
+namespace rematch::train {
+
+std::unique_ptr<Method> make_method(const TrainConfig& config, std::ostream& log) {
+  const std::string& m = config.method;
+  if (m == "triplet" || m == "infonce" || m == "rcl") return make_pairs_method(config, log);
+  if (m == "l2rm") return make_l2rm_method(config, log);
+  REMATCH_FAIL("--method ", m, " is not available in this build");
+}
+
+NewRun train_new_run(TrainConfig config, std::ostream& log) {
+  resolve_defaults(config);
+  // Data and models first: a missing file fails before a run folder exists.
+  std::unique_ptr<Method> method = make_method(config, log);
+  if (config.run_dir.empty()) config.run_dir = run::default_run_dir(config.method, std::time(nullptr));
+  run::RunFolder folder(config.run_dir, config.overwrite ? run::RunStart::Overwrite : run::RunStart::Fresh);
+  folder.write_config(to_json(config));
+  log << "run folder: " << folder.dir() << "\n";
+  NewRun r;
+  r.outcome = run_training(*method, config, folder, false, log);
+  r.run_dir = folder.dir();
+  return r;
+}
+
+}  // namespace rematch::train

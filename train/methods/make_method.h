@@ -1,0 +1,26 @@
+// The one place a method name becomes a Method: reads and checks the data (so a missing file fails before any
+// run folder is made or any training starts) and builds the models.
+#pragma once
+
+#include <memory>
+#include <ostream>
+
+#include "train/methods/method.h"
+#include "train/methods/train_config.h"
+#include "train/methods/trainer.h"
+
+namespace rematch::train {
+
+// `config` must be resolved (resolve_defaults). `log` receives what was loaded and chosen.
+std::unique_ptr<Method> make_method(const TrainConfig& config, std::ostream& log);
+
+struct NewRun {
+  TrainOutcome outcome;
+  std::string run_dir;
+};
+
+// A fresh run: resolve_defaults (an Error names the flag), make_method, the run folder (--run_dir, or
+// runs/<method>-<date>-<time>; --overwrite), config.json, run_training. Progress and logs go to `log`.
+NewRun train_new_run(TrainConfig config, std::ostream& log);
+
+}  // namespace rematch::train

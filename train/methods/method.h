@@ -1,0 +1,99 @@
+// The interface every training method implements (triplet, infonce, rcl, l2rm, rcsl, rcsl-nc, uotrcl), and
+// the only thing train/run/trainer.h drives. A method owns its data, models, optimizers, schedules and
+// generators; the trainer owns the loop around it: epochs and steps, progress, metrics.jsonl, SIGINT,
+// non-finite losses, validation, checkpoints (latest and best) and the final test.
+//
+// The loop, for epoch e in [0, num_epochs()) — epochs count warm-up epochs too:
+//   info = begin_epoch(e)                  per-epoch work: the clean/noisy split, label correction, bank, ...
+//   for s in [0, info.steps): train_step(e, s)
+//   end_epoch(e)                           learning-rate schedules
+//   validate()                             the model-selection score (rSum, or mean mAP)
+// then the best state is reloaded and test() runs.
+//
+// Exact resumption: save_state() must capture everything train_step(e, s) depends on for the rest of the
+// epoch — parameters, BatchNorm statistics, optimizer moments, schedules, every generator (dropout, noise,
+// augmentations, negative sampling), and the state begin_epoch() built (the split, the bank, the targets, the
+// noisy-batch cursor, the image queue). A resumed run calls load_state() and then current_epoch() instead of
+// begin_epoch() for the interrupted epoch, and must print exactly the metrics the uninterrupted run prints.
+//
+// Non-finite losses: train_step computes the loss and, before any parameter update, throws NonFiniteLoss
+// when it is NaN or infinite (check_finite_loss below). The trainer then restores every generator of
+// generators() to its state before the step and runs the step again under autograd anomaly mode, so the
+// error names the first op that produced a non-finite value; nothing is saved, no good checkpoint is lost.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tensor/error.h"
+#include "tensor/random.h"
+#include "train/run/training_state.h"
+
+namespace rematch::train {
+
+using Scalars = std::map<std::string, double>;
+
+struct StepResult {
+  double loss = 0;     // the total loss of the step
+  Scalars parts;       // named terms of the loss ("trip", "rematch", "cost", ...), for metrics.jsonl
+  int64_t pairs = 0;   // training pairs (or samples) the step consumed, for pairs/s
+};
+
+struct EpochInfo {
+  std::string phase;   // "train", "warmup", "main", "learning", "mining", ...
+  int64_t steps = 0;   // train_step calls this epoch
+  Scalars stats;       // e.g. clean_size, clean_precision, label_accuracy
+};
+
+struct EvalResult {
+  double score = 0;    // the model-selection score: rSum, or the mean of the two mAPs
+  Scalars metrics;     // "i2t_r1", ..., "rsum" or "map_i2t", "map_t2i", "map_avg"
+  std::string table;   // a human-readable table (results.md and the terminal)
+};
+
+// Thrown by train_step for a NaN or infinite loss, before any parameter changes.
+class NonFiniteLoss : public Error {
+ public:
+  explicit NonFiniteLoss(const std::string& what) : Error(what) {}
+};
+
+// Throws NonFiniteLoss naming the method, epoch, step, the loss term and its value.
+void check_finite_loss(const std::string& method, int64_t epoch, int64_t step, const std::string& term,
+                       double value);
+
+class Method {
+ public:
+  virtual ~Method() = default;
+
+  virtual std::string name() const = 0;
+  virtual int64_t num_epochs() const = 0;
+
+  virtual EpochInfo begin_epoch(int64_t epoch) = 0;
+  virtual StepResult train_step(int64_t epoch, int64_t step) = 0;
+  virtual void end_epoch(int64_t epoch) = 0;
+  // The info of the epoch in progress (after load_state(): the interrupted epoch's).
+  virtual EpochInfo current_epoch() const = 0;
+
+  virtual EvalResult validate() = 0;
+  virtual EvalResult test() = 0;
+
+  virtual void save_state(TrainingState& state) const = 0;
+  virtual void load_state(const TrainingState& state) = 0;
+
+  // Every generator the method draws from (the trainer saves and restores them around a retried step).
+  virtual std::vector<Generator*> generators() = 0;
+  // The current learning rate of the main model (for metrics.jsonl and the progress line).
+  virtual double learning_rate() const = 0;
+
+  // Files the run folder keeps besides checkpoints, written once when a run starts (not on resume): the noise
+  // actually used (noise_index.npy, noisy_labels.npy), so a run can be reproduced and audited.
+  virtual void write_run_files(const std::string& dir) { (void)dir; }
+  // Method-specific plots (mixture histogram, transport plan, confusion matrix) into `dir`, after `epoch`.
+  virtual void write_plots(const std::string& dir, int64_t epoch) { (void)dir; (void)epoch; }
+  // Extra lines for results.md (split quality, corrected-label accuracy, ...), markdown.
+  virtual std::string results_notes() const { return ""; }
+};
+
+}  // namespace rematch::train

@@ -1,0 +1,300 @@
+#include "train/methods/pairs/l2rm_method.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "autograd/autograd.h"
+#include "ot/ot.h"
+#include "tensor/kernels.h"
+#include "train/losses/retrieval_losses.h"
+#include "train/run/plots.h"
+
+namespace rematch::train {
+namespace {
+
+// The noisy loader's batches of pass `cycle` through the noisy set in epoch `epoch` (it cycles when the clean
+// loader has more batches, SPEC-methods §1.1): a plan index of its own per (epoch, cycle).
+int64_t noisy_plan_index(int64_t epoch, int64_t cycle) { return epoch * 4096 + cycle; }
+
+bool positives_masked(const TrainConfig& c) {
+  if (c.mask_positives == "on") return true;
+  if (c.mask_positives == "off") return false;
+  return c.noise_ratio != 0 || !c.noise_file.empty();  // the code: mask iff noise_ratio ≠ 0 (§1.5 step 4)
+}
+
+}  // namespace
+
+L2rmMethod::L2rmMethod(const TrainConfig& config, std::ostream& log) : PairsMethod(config, log) {
+  REMATCH_CHECK(config_.method == "l2rm", "L2rmMethod: method is '", config_.method, "'");
+  // f_c's width is the number of captions of a batch (§1.4): the batch size is baked into it.
+  cost_net_ = std::make_unique<models::CostNet>(config_.batch_size);
+  cost_net_->to(device_);
+  cost_optimizer_ = std::make_unique<nn::Adam>(cost_net_->parameters(), config_.cost_lr);
+  REMATCH_CHECK(data_.train->num_images() >= config_.batch_size, "l2rm: the image queue needs --batch_size (",
+                config_.batch_size, ") training images, the data set has ", data_.train->num_images());
+  // The queue starts as batch_size random training images (§1.4).
+  const Tensor rows = randperm(data_.train->num_images(), Device::cpu(), &sample_gen_);
+  std::vector<int64_t> first = rows.to_vector<int64_t>();
+  first.resize(static_cast<size_t>(config_.batch_size));
+  queue_ = data_.train->images(first);
+  log_ << "l2rm: positives mask " << (positives_masked(config_) ? "on" : "off") << ", ε = " << config_.reg
+       << ", ρ = " << config_.rho << ", dummy costs " << config_.dummy_costs << "\n";
+}
+
+std::vector<double> L2rmMethod::per_sample_losses(int64_t epoch) {
+  // Eval mode, no graph, shuffled batches with the last partial batch kept (§1.3).
+  data::BatcherOptions o;
+  o.batch_size = config_.batch_size;
+  o.seed = config_.seed + 1;
+  const data::Batcher loader(*data_.train, o, data_.correspondence.caption_to_row);
+  const losses::SplitLoss kind = losses::parse_split_loss(config_.split_loss);
+  std::vector<double> out(static_cast<size_t>(data_.train->num_captions()), 0.0);
+  model_->eval();
+  NoGradGuard no_grad;
+  for (const std::vector<int64_t>& captions : loader.epoch_plan(epoch)) {
+    const data::Batch b = batch(captions);
+    const std::vector<double> l =
+        to(losses::per_sample_split_loss(scores(b), config_.margin, kind), DType::Float64).to_vector<double>();
+    for (size_t i = 0; i < captions.size(); ++i) out[static_cast<size_t>(captions[i])] = l[i];
+  }
+  model_->train();
+  return out;
+}
+
+void L2rmMethod::build_loaders(int64_t epoch) {
+  std::vector<int64_t> clean, noisy;
+  for (int64_t j = 0; j < static_cast<int64_t>(clean_.size()); ++j) (clean_[j] ? clean : noisy).push_back(j);
+  data::BatcherOptions o;
+  o.batch_size = config_.batch_size;
+  o.drop_last = true;
+  o.seed = config_.seed + 2;
+  clean_loader_ = std::make_unique<data::Batcher>(*data_.train, o, data_.correspondence.caption_to_row, clean);
+  o.seed = config_.seed + 3;
+  noisy_loader_ = std::make_unique<data::Batcher>(*data_.train, o, data_.correspondence.caption_to_row, noisy);
+  plan_ = clean_loader_->epoch_plan(epoch);
+  noisy_plan_ = noisy_loader_->num_batches() > 0 ? noisy_loader_->epoch_plan(noisy_plan_index(epoch, noisy_cycle_))
+                                                 : std::vector<std::vector<int64_t>>{};
+}
+
+EpochInfo L2rmMethod::begin_epoch(int64_t epoch) {
+  if (warmup(epoch)) {
+    EpochInfo info = PairsMethod::begin_epoch(epoch);
+    info.phase = "warmup";
+    clean_.clear();
+    epoch_info_ = info;
+    return info;
+  }
+  epoch_ = epoch;
+  optimizer_->set_lr(lr_at(config_.learning_rate, epoch));
+  cost_optimizer_->set_lr(lr_at(config_.cost_lr, epoch));
+  // (1) the split of the whole training set by the Beta mixture over the per-sample losses (§1.3).
+  mixture_ = mixture::fit_beta_mixture(per_sample_losses(epoch), config_.seed + static_cast<uint64_t>(epoch));
+  clean_ = mixture_.clean;
+  quality_ = data::split_quality(clean_, data_.correspondence.clean);
+  noisy_cycle_ = 0;
+  noisy_cursor_ = 0;
+  build_loaders(epoch);
+  const int64_t n_clean = std::count(clean_.begin(), clean_.end(), 1);
+  epoch_info_ = EpochInfo{"main", static_cast<int64_t>(plan_.size()),
+                          {{"clean_size", static_cast<double>(n_clean)},
+                           {"noisy_size", static_cast<double>(clean_.size()) - static_cast<double>(n_clean)},
+                           {"clean_precision", quality_.clean_precision},
+                           {"clean_recall", quality_.clean_recall},
+                           {"split_accuracy", quality_.accuracy}}};
+  if (noisy_plan_.empty())
+    log_ << "l2rm: epoch " << epoch << ": fewer than " << config_.batch_size
+         << " pairs were split off as mismatched; the rematch loss is skipped this epoch\n";
+  return epoch_info_;
+}
+
+std::vector<int64_t> L2rmMethod::next_noisy_batch() {
+  if (noisy_cursor_ == static_cast<int64_t>(noisy_plan_.size())) {
+    ++noisy_cycle_;
+    noisy_cursor_ = 0;
+    noisy_plan_ = noisy_loader_->epoch_plan(noisy_plan_index(epoch_, noisy_cycle_));
+  }
+  return noisy_plan_[static_cast<size_t>(noisy_cursor_++)];
+}
+
+double L2rmMethod::cost_update(const data::Batch& clean, const data::Batch& noisy) {
+  // Reconstructed pairs (§1.4): k ~ U{1..max_reserved} clean images J go into queue slots Q of a copy of the
+  // queue; π^sup[Q_t, J_t] = 1.
+  const int64_t B = config_.batch_size;
+  const int64_t k = 1 + randint(0, config_.max_reserved, {1}, DType::Int64, Device::cpu(), &sample_gen_).item<int64_t>();
+  const std::vector<int64_t> J = randperm(B, Device::cpu(), &sample_gen_).to_vector<int64_t>();
+  const std::vector<int64_t> Q = randperm(B, Device::cpu(), &sample_gen_).to_vector<int64_t>();
+  Tensor keys = kernels::clone(queue_);
+  const Tensor clean_regions = to(clean.regions, Device::cpu());
+  Tensor sup = zeros({B, B}, DType::Float32);
+  float* sup_data = sup.data<float>();
+  for (int64_t t = 0; t < k; ++t) {
+    kernels::copy_(kernels::select(keys, 0, Q[t]), kernels::select(clean_regions, 0, J[t]));
+    sup_data[Q[t] * B + J[t]] = 1.0f;
+  }
+  Tensor key_scores;
+  {
+    model_->eval();
+    NoGradGuard no_grad;
+    key_scores = (*model_)(to(keys, device_), clean.captions, clean.lengths);
+    model_->train();
+  }
+  // L_OT = Σ π^sup ⊙ f_c(S^key), one Adam step on f_c only.
+  const Tensor loss = sum(to(sup, device_) * cost_net_->forward(key_scores));
+  const double value = loss.item<double>();
+  check_finite_loss(name(), epoch_, -1, "cost", value);
+  cost_optimizer_->zero_grad();
+  backward(loss);
+  cost_optimizer_->step();
+  // The queue now holds this step's noisy images (queue_length = batch size: a FIFO of one batch).
+  queue_ = to(noisy.regions, Device::cpu());
+  return value;
+}
+
+Tensor L2rmMethod::rematch_plan(const Tensor& S) {
+  // §1.5: C = max(f_c(S), 1e-10) with f_c's current weights, no graph.
+  NoGradGuard no_grad;
+  Tensor C = clamp_min(cost_net_->forward(S.detach()), 1e-10);
+  const int64_t B = S.size(0);
+  ot::SinkhornOptions o;
+  o.epsilon = config_.reg;
+  o.max_iter = config_.ot_max_iter;
+  o.tol = config_.ot_tol;
+  o.stop = ot::StopRule::PotentialChange;
+  // The reference solves in float64 on the CPU; on a GPU the fused float32 kernel with the shifted dummies.
+  if (device_.is_cpu()) C = to(C, DType::Float64);
+  if (positives_masked(config_)) o.mask = logical_not(to(eye(B, B, DType::Float32, C.device()), DType::Bool));
+  ot::DummyOptions d;
+  d.costs = config_.dummy_costs == "l2rm" ? ot::DummyCost::L2RM : ot::DummyCost::L2RMShifted;
+  const ot::SinkhornResult r = ot::partial_sinkhorn(C, Tensor(), Tensor(), config_.rho, o, d);
+  return to(to(r.plan, DType::Float32), device_);
+}
+
+StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
+  if (warmup(epoch)) {
+    // §1.2: 0.5·(InfoNCE + RCE) on all pairs.
+    REMATCH_CHECK(epoch == epoch_ && step >= 0 && step < static_cast<int64_t>(plan_.size()), name(), ": step ",
+                  step, " of epoch ", epoch, " is outside the epoch in progress");
+    model_->train();
+    const data::Batch b = batch(plan_[static_cast<size_t>(step)]);
+    const Tensor loss = losses::l2rm_warmup_loss(scores(b), config_.tau, losses::parse_rce_label(config_.rce_label));
+    StepResult r;
+    r.loss = loss.item<double>();
+    r.parts["warmup"] = r.loss;
+    check_finite_loss(name(), epoch, step, "warmup", r.loss);
+    optimizer_step(loss);
+    r.pairs = b.size();
+    return r;
+  }
+  REMATCH_CHECK(epoch == epoch_ && step >= 0 && step < static_cast<int64_t>(plan_.size()), name(), ": step ", step,
+                " of epoch ", epoch, " is outside the epoch in progress (", epoch_, ", ", plan_.size(), " steps)");
+  model_->train();
+  const data::Batch clean = batch(plan_[static_cast<size_t>(step)]);
+  StepResult r;
+  Tensor loss;
+  if (!noisy_plan_.empty()) {
+    const data::Batch noisy = batch(next_noisy_batch());
+    // (a) the cost function learns from reconstructed pairs, before the rematch.
+    r.parts["cost"] = cost_update(clean, noisy);
+    // (b) rematch the noisy batch: plan by masked partial OT, symmetric KL to the model's softmax.
+    const Tensor S_noisy = scores(noisy);
+    last_plan_ = rematch_plan(S_noisy);
+    const Tensor l_re = losses::rematch_kl_loss(S_noisy, last_plan_, config_.tau,
+                                                losses::parse_rematch_loss(config_.rematch_loss));
+    r.parts["rematch"] = l_re.item<double>();
+    check_finite_loss(name(), epoch, step, "rematch", r.parts["rematch"]);
+    loss = l_re;
+    r.pairs += noisy.size();
+  }
+  // (c) the clean batch's summed hardest-negative triplet; L = L_trip + L_re (§1.7).
+  const Tensor l_trip = nn::hardest_negative_triplet(scores(clean), config_.margin, true);
+  r.parts["trip"] = l_trip.item<double>();
+  check_finite_loss(name(), epoch, step, "trip", r.parts["trip"]);
+  loss = loss.defined() ? loss + l_trip : l_trip;
+  r.loss = loss.item<double>();
+  optimizer_step(loss);
+  r.pairs += clean.size();
+  return r;
+}
+
+void L2rmMethod::save_state(TrainingState& s) const {
+  PairsMethod::save_state(s);
+  s.put_module("cost_net.", *cost_net_);
+  s.put_optimizer("cost_optim.", *cost_optimizer_);
+  s.put_tensor("l2rm.queue", queue_);
+  s.put_int_vector("l2rm.clean", std::vector<int64_t>(clean_.begin(), clean_.end()));
+  s.put_int("l2rm.noisy_cycle", noisy_cycle_);
+  s.put_int("l2rm.noisy_cursor", noisy_cursor_);
+  for (const auto& [k, v] : epoch_info_.stats) s.put_double("l2rm.stat." + k, v);
+}
+
+void L2rmMethod::load_state(const TrainingState& s) {
+  PairsMethod::load_state(s);
+  s.get_module("cost_net.", *cost_net_);
+  s.get_optimizer("cost_optim.", *cost_optimizer_);
+  queue_ = s.get_tensor("l2rm.queue");
+  const std::vector<int64_t> clean = s.get_int_vector("l2rm.clean");
+  clean_.assign(clean.begin(), clean.end());
+  noisy_cycle_ = s.get_int("l2rm.noisy_cycle");
+  noisy_cursor_ = s.get_int("l2rm.noisy_cursor");
+  if (epoch_ < 0) return;
+  if (warmup(epoch_)) {
+    epoch_info_.phase = "warmup";
+    return;
+  }
+  build_loaders(epoch_);  // the noisy plan of the saved cycle, the clean plan of the epoch
+  epoch_info_ = EpochInfo{"main", static_cast<int64_t>(plan_.size()), {}};
+  for (const auto& [key, value] : s.entries())
+    if (key.rfind("l2rm.stat.", 0) == 0) epoch_info_.stats[key.substr(10)] = s.get_double(key);
+  quality_ = data::split_quality(clean_, data_.correspondence.clean);
+}
+
+void L2rmMethod::write_plots(const std::string& dir, int64_t epoch) {
+  if (!mixture_.x.empty() && mixture_.fitted) {
+    std::vector<double> xs, clean_pdf, noisy_pdf;
+    for (int i = 0; i <= 200; ++i) {
+      const double x = i / 200.0;
+      xs.push_back(x);
+      const mixture::BetaComponent& c = mixture_.components[mixture_.clean_component];
+      const mixture::BetaComponent& n = mixture_.components[1 - mixture_.clean_component];
+      clean_pdf.push_back(c.weight * c.pdf(x));
+      noisy_pdf.push_back(n.weight * n.pdf(x));
+    }
+    // The split threshold: the first grid point where the clean posterior is no longer above 0.5.
+    std::vector<run::VerticalMarker> markers;
+    for (size_t i = 0; i < xs.size(); ++i)
+      if (clean_pdf[i] <= noisy_pdf[i]) {
+        markers.push_back({"split (posterior 0.5)", xs[i], std::nullopt});
+        break;
+      }
+    run::histogram_plot(dir + "/loss_histogram.png",
+                        "per-sample loss and Beta mixture, epoch " + std::to_string(epoch + 1) +
+                            " (clean-set precision " + std::to_string(quality_.clean_precision).substr(0, 5) + ")",
+                        "normalised per-sample loss", mixture_.x, 50,
+                        {{"clean component", xs, clean_pdf, std::nullopt},
+                         {"mismatched component", xs, noisy_pdf, std::nullopt}},
+                        markers);
+  }
+  if (last_plan_.defined()) {
+    const Tensor p = to(to(last_plan_, Device::cpu()), DType::Float64);
+    std::vector<run::MatrixCell> diagonal;
+    for (int64_t i = 0; i < std::min(p.size(0), p.size(1)); ++i) diagonal.push_back({i, i});
+    run::heatmap_plot(dir + "/transport_plan.png",
+                      "rematch plan of the last noisy batch, epoch " + std::to_string(epoch + 1), "caption",
+                      "image", p.to_vector<double>(), p.size(0), p.size(1), std::nullopt, diagonal);
+  }
+}
+std::string L2rmMethod::results_notes() const {
+  if (clean_.empty()) return "";
+  std::ostringstream s;
+  s << "Last split (Beta mixture over per-sample losses): " << epoch_info_.stats.at("clean_size")
+    << " pairs clean; clean-set precision " << quality_.clean_precision << ", recall " << quality_.clean_recall
+    << ", accuracy " << quality_.accuracy << " against the injected noise.\n";
+  return s.str();
+}
+
+std::unique_ptr<Method> make_l2rm_method(const TrainConfig& config, std::ostream& log) {
+  return std::make_unique<L2rmMethod>(config, log);
+}
+
+}  // namespace rematch::train

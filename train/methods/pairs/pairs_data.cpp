@@ -1,0 +1,42 @@
+#include "train/methods/pairs/pairs_data.h"
+
+#include <filesystem>
+#include <ostream>
+
+#include "tensor/error.h"
+
+namespace rematch::train {
+
+std::string vocabulary_file(const TrainConfig& c) {
+  const std::string dir = c.vocab_path.empty() ? c.data_path + "/vocab" : c.vocab_path;
+  return data::vocabulary_path(dir, c.data_name);
+}
+
+PairsData load_pairs_data(const TrainConfig& c, bool add_mask_word, std::ostream& log) {
+  const std::string folder = c.data_path + "/" + c.data_name;
+  REMATCH_CHECK(std::filesystem::is_directory(folder), "--data_path/--data_name: no data folder '", folder,
+                "' (expected the SCAN precomp layout: ", folder, "/train_ims.npy, train_caps.txt, ...)");
+  PairsData d;
+  d.vocab = data::Vocabulary::load(vocabulary_file(c));
+  if (add_mask_word) d.vocab.add_word("<mask>");
+  data::PrecompOptions dev_options;
+  dev_options.val_subset = data::parse_val_subset(c.val_subset);
+  d.train = std::make_unique<data::PrecompDataset>(c.data_path, c.data_name, "train", d.vocab);
+  d.dev = std::make_unique<data::PrecompDataset>(c.data_path, c.data_name, "dev", d.vocab, dev_options);
+  d.test = std::make_unique<data::PrecompDataset>(c.data_path, c.data_name, c.test_split, d.vocab);
+
+  data::NoiseOptions noise;
+  noise.protocol = c.noise_ratio > 0 ? c.noise_mode : "none";
+  noise.ratio = c.noise_ratio;
+  noise.seed = static_cast<uint64_t>(c.noise_seed);
+  noise.noise_file = c.noise_file;
+  d.correspondence = data::make_correspondence(noise, d.train->num_images(), d.train->im_div());
+  log << "data: " << folder << ": train " << d.train->num_images() << " images / " << d.train->num_captions()
+      << " captions, dev " << d.dev->num_captions() << " captions, " << c.test_split << " "
+      << d.test->num_captions() << " captions; vocabulary " << d.vocab.size() << " words\n"
+      << "noise: " << d.correspondence.source << " (" << d.correspondence.num_noisy() << " of "
+      << d.correspondence.num_captions() << " training captions mismatched)\n";
+  return d;
+}
+
+}  // namespace rematch::train

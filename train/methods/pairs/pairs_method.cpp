@@ -1,0 +1,180 @@
+#include "train/methods/pairs/pairs_method.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "autograd/autograd.h"
+#include "train/eval/sgraf_scoring.h"
+#include "train/losses/retrieval_losses.h"
+
+namespace rematch::train {
+namespace {
+
+models::SgrafConfig model_config(const TrainConfig& c, const PairsData& d) {
+  models::SgrafConfig m;
+  m.module = models::parse_module_name(c.module_name);
+  m.vocab_size = d.vocab.size();
+  m.img_dim = d.train->feature_dim();
+  m.num_regions = d.train->num_regions();
+  m.word_dim = c.word_dim;
+  m.embed_size = c.embed_size;
+  m.sim_dim = c.sim_dim;
+  m.sgr_step = c.sgr_step;
+  m.dropout = c.dropout;
+  models::validate(m);
+  return m;
+}
+
+}  // namespace
+
+EvalResult eval_result(const eval::RetrievalMetrics& m, const std::string& label) {
+  EvalResult r;
+  r.score = m.rsum();
+  r.metrics = {{"i2t_r1", m.i2t_r1},   {"i2t_r5", m.i2t_r5},   {"i2t_r10", m.i2t_r10},
+               {"t2i_r1", m.t2i_r1},   {"t2i_r5", m.t2i_r5},   {"t2i_r10", m.t2i_r10},
+               {"i2t_medr", m.i2t_medr}, {"t2i_medr", m.t2i_medr}, {"rsum", m.rsum()}};
+  r.table = label + "\n" + eval::format_metrics_table(m);
+  return r;
+}
+
+PairsMethod::PairsMethod(const TrainConfig& config, std::ostream& log)
+    : config_(config),
+      log_(log),
+      data_(load_pairs_data(config, config.method == "rcl", log)),
+      device_(Device::parse(config.device)),
+      model_gen_(config.seed),
+      sample_gen_(config.seed ^ 0x5a5a5a5a5a5a5a5aull) {
+  const models::SgrafConfig mc = model_config(config_, data_);
+  model_ = std::make_unique<models::SgrafModel>(mc, DType::Float32, &model_gen_);
+  model_->to(device_);
+  optimizer_ = std::make_unique<nn::Adam>(model_->parameters(), config_.learning_rate);
+  data::BatcherOptions o;
+  o.batch_size = config_.batch_size;
+  o.seed = config_.seed;
+  all_pairs_ = std::make_unique<data::Batcher>(*data_.train, o, data_.correspondence.caption_to_row);
+  log_ << "model: " << models::describe(mc) << ", " << model_->parameter_count() << " parameters on "
+       << device_.str() << "\n";
+}
+
+double PairsMethod::lr_at(double base, int64_t epoch) const {
+  const int64_t main_epoch = epoch - config_.warmup_epoch;
+  if (main_epoch < 0 || config_.lr_update <= 0) return base;
+  return base * std::pow(0.1, static_cast<double>(main_epoch / config_.lr_update));
+}
+
+std::vector<std::vector<int64_t>> PairsMethod::all_pairs_plan(int64_t epoch) const {
+  std::vector<std::vector<int64_t>> plan;
+  for (auto& b : all_pairs_->epoch_plan(epoch))
+    if (b.size() >= 2) plan.push_back(std::move(b));
+  return plan;
+}
+
+EpochInfo PairsMethod::begin_epoch(int64_t epoch) {
+  epoch_ = epoch;
+  optimizer_->set_lr(lr_at(config_.learning_rate, epoch));
+  plan_ = all_pairs_plan(epoch);
+  epoch_info_ = EpochInfo{"train", static_cast<int64_t>(plan_.size()), {}};
+  return epoch_info_;
+}
+
+data::Batch PairsMethod::batch(const std::vector<int64_t>& captions) const {
+  data::Batch b = all_pairs_->make_batch(captions);
+  if (!device_.is_cpu()) {
+    b.regions = to(b.regions, device_);
+    b.captions = to(b.captions, device_);
+  }
+  return b;
+}
+
+Tensor PairsMethod::scores(const data::Batch& b) { return (*model_)(b.regions, b.captions, b.lengths); }
+
+void PairsMethod::optimizer_step(const Tensor& loss) {
+  optimizer_->zero_grad();
+  backward(loss);
+  if (config_.grad_clip > 0) nn::clip_grad_norm_(model_->parameters(), config_.grad_clip);
+  optimizer_->step();
+}
+
+Tensor PairsMethod::batch_loss(const Tensor& S, Scalars& parts) {
+  Tensor loss;
+  if (config_.method == "triplet") {
+    loss = nn::hardest_negative_triplet(S, config_.margin, config_.triplet_negatives == "hardest");
+  } else if (config_.method == "infonce") {
+    loss = losses::infonce_loss(S, config_.tau);
+  } else {
+    const Tensor negatives = losses::random_negative_mask(S.size(0), config_.neg_ratio, sample_gen_, S.device());
+    loss = losses::complementary_contrastive_loss(S, config_.tau, losses::parse_complementary_phi(config_.loss),
+                                                  config_.margin, negatives);
+  }
+  parts[config_.method] = loss.item<double>();
+  return loss;
+}
+
+StepResult PairsMethod::train_step(int64_t epoch, int64_t step) {
+  REMATCH_CHECK(epoch == epoch_ && step >= 0 && step < static_cast<int64_t>(plan_.size()), name(),
+                ": step ", step, " of epoch ", epoch, " is outside the epoch in progress (", epoch_, ", ",
+                plan_.size(), " steps)");
+  model_->train();
+  const data::Batch b = batch(plan_[static_cast<size_t>(step)]);
+  StepResult r;
+  const Tensor loss = batch_loss(scores(b), r.parts);
+  r.loss = loss.item<double>();
+  check_finite_loss(name(), epoch, step, config_.method, r.loss);
+  optimizer_step(loss);
+  r.pairs = b.size();
+  return r;
+}
+
+EvalResult PairsMethod::evaluate(const data::PrecompDataset& split, const std::string& label) {
+  const Tensor sims = eval::score_precomp_split({model_.get()}, split, {config_.eval_batch, config_.eval_batch});
+  model_->train();
+  return eval_result(eval::retrieval_metrics(sims, split.captions_per_image()), label);
+}
+
+EvalResult PairsMethod::validate() { return evaluate(*data_.dev, "dev"); }
+
+EvalResult PairsMethod::test() {
+  const data::PrecompDataset& t = *data_.test;
+  if (!config_.coco_folds) return evaluate(t, config_.test_split);
+  const Tensor sims = eval::score_precomp_split({model_.get()}, t, {config_.eval_batch, config_.eval_batch});
+  model_->train();
+  const eval::RetrievalMetrics five_k = eval::retrieval_metrics(sims, t.captions_per_image());
+  const eval::RetrievalMetrics one_k =
+      eval::mean_metrics(eval::per_fold_metrics(sims, t.captions_per_image(), 5));
+  EvalResult r = eval_result(one_k, config_.test_split + " 5-fold 1K (mean over folds)");
+  const EvalResult full = eval_result(five_k, config_.test_split + " full");
+  for (const auto& [k, v] : full.metrics) r.metrics["full_" + k] = v;
+  r.table += "\n" + full.table;
+  return r;
+}
+
+void PairsMethod::save_state(TrainingState& s) const {
+  s.put_module("model.", *model_);
+  s.put_entry("model_config", models::to_json(model_->config()));  // rematch eval/score read run checkpoints
+  s.put_optimizer("optim.", *optimizer_);
+  s.put_generator("rng.model", model_gen_);
+  s.put_generator("rng.sample", sample_gen_);
+  s.put_int("epoch", epoch_);
+}
+
+void PairsMethod::load_state(const TrainingState& s) {
+  s.get_module("model.", *model_);
+  s.get_optimizer("optim.", *optimizer_);
+  s.get_generator("rng.model", model_gen_);
+  s.get_generator("rng.sample", sample_gen_);
+  epoch_ = s.get_int("epoch");
+  if (epoch_ >= 0) {
+    plan_ = all_pairs_plan(epoch_);
+    epoch_info_ = EpochInfo{"train", static_cast<int64_t>(plan_.size()), {}};
+  }
+}
+
+void PairsMethod::write_run_files(const std::string& dir) { data::save_noise(data_.correspondence, dir); }
+
+std::unique_ptr<Method> make_pairs_method(const TrainConfig& config, std::ostream& log) {
+  REMATCH_CHECK(config.method == "triplet" || config.method == "infonce" || config.method == "rcl",
+                "make_pairs_method: method '", config.method, "' is not triplet, infonce or rcl");
+  return std::make_unique<PairsMethod>(config, log);
+}
+
+}  // namespace rematch::train

@@ -1,0 +1,88 @@
+// The methods that train an SGR or SAF similarity model on image–caption pairs with one loss on each batch's
+// B×B score matrix S (rows images, columns captions, the diagonal the given — possibly mismatched — pairs):
+//   triplet  VSE++ hardest-negative triplet, summed (SPEC-backbones §8.1; --triplet_negatives mean: the sum
+//            over all negatives instead of the hardest)
+//   infonce  −log p_ii of the row and column softmax of S/τ (RCL's infoNCE baseline, SPEC-methods §2.1)
+//   rcl      the complementary contrastive loss Σ_{j∈N_i} φ(p_ij) (RCL, SPEC-methods §2.1)
+// L2RM (l2rm_method.h) builds on this class: same model, data, optimizer, validation and state.
+//
+// Shared by all of them (SPEC-methods §2.2, §1.1): Adam at --learning_rate, ×0.1 every --lr_update epochs
+// counted from the first epoch after warm-up (warm-up runs at the base rate), global gradient-norm clip
+// --grad_clip, shuffled batches (the last, partial one kept unless it has a single pair), validation rSum on
+// dev with the model in eval mode, test on --test_split (and COCO's 5-fold 1K with --coco_folds).
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <vector>
+
+#include "models/sgraf_model.h"
+#include "nn/nn.h"
+#include "train/data/batcher.h"
+#include "train/eval/retrieval_metrics.h"
+#include "train/methods/method.h"
+#include "train/methods/pairs/pairs_data.h"
+#include "train/methods/train_config.h"
+
+namespace rematch::train {
+
+class PairsMethod : public Method {
+ public:
+  // Loads the data (errors before any training) and builds the model and optimizer. `log` must outlive this.
+  PairsMethod(const TrainConfig& config, std::ostream& log);
+
+  std::string name() const override { return config_.method; }
+  int64_t num_epochs() const override { return config_.warmup_epoch + config_.num_epochs; }
+  EpochInfo begin_epoch(int64_t epoch) override;
+  StepResult train_step(int64_t epoch, int64_t step) override;
+  void end_epoch(int64_t epoch) override { (void)epoch; }
+  EpochInfo current_epoch() const override { return epoch_info_; }
+  EvalResult validate() override;
+  EvalResult test() override;
+  void save_state(TrainingState& state) const override;
+  void load_state(const TrainingState& state) override;
+  std::vector<Generator*> generators() override { return {&model_gen_, &sample_gen_}; }
+  double learning_rate() const override { return optimizer_->lr(); }
+  void write_run_files(const std::string& dir) override;
+
+  models::SgrafModel& model() { return *model_; }
+  const PairsData& data() const { return data_; }
+
+ protected:
+  // The lr of `epoch` (SPEC-methods §1.1: lr·0.1^⌊(epoch − warm-up)/lr_update⌋, constant in warm-up).
+  double lr_at(double base, int64_t epoch) const;
+  // The tensors of a batch of caption indices, regions and ids on the model's device.
+  data::Batch batch(const std::vector<int64_t>& captions) const;
+  // S [B, B] of a batch with the model in its current mode.
+  Tensor scores(const data::Batch& b);
+  // zero_grad, backward, clip, Adam step of the retrieval model.
+  void optimizer_step(const Tensor& loss);
+  // The batches of all training pairs for `epoch` (single-pair batches dropped).
+  std::vector<std::vector<int64_t>> all_pairs_plan(int64_t epoch) const;
+  // Evaluation of a split: rSum and the six recalls.
+  EvalResult evaluate(const data::PrecompDataset& split, const std::string& label);
+
+  TrainConfig config_;
+  std::ostream& log_;
+  PairsData data_;
+  Device device_;
+  Generator model_gen_;   // initial weights and dropout masks
+  Generator sample_gen_;  // RCL's random negatives, L2RM's reconstructed pairs and image queue
+  std::unique_ptr<models::SgrafModel> model_;
+  std::unique_ptr<nn::Adam> optimizer_;
+  std::unique_ptr<data::Batcher> all_pairs_;
+  std::vector<std::vector<int64_t>> plan_;  // the batches of the epoch in progress
+  EpochInfo epoch_info_;
+  int64_t epoch_ = -1;
+
+ private:
+  Tensor batch_loss(const Tensor& S, Scalars& parts);
+};
+
+// triplet, infonce or rcl.
+std::unique_ptr<Method> make_pairs_method(const TrainConfig& config, std::ostream& log);
+
+// The retrieval table of results.md and the terminal.
+EvalResult eval_result(const eval::RetrievalMetrics& m, const std::string& label);
+
+}  // namespace rematch::train

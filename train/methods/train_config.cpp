@@ -1,0 +1,221 @@
+// Method and preset defaults of `rematch train` (SPEC-methods §1.1, §2.2, §3.5, §4.3 tables) and the JSON form
+// of a config.
+#include "train/methods/train_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tensor/error.h"
+
+namespace rematch::train {
+namespace {
+
+using Json = nlohmann::json;
+
+// Every field, once: the JSON form lists them in this order.
+#define REMATCH_TRAIN_CONFIG_FIELDS(X)                                                                         \
+  X(method) X(preset) X(device) X(seed) X(data_path) X(data_name) X(vocab_path) X(val_subset) X(valid_len)     \
+  X(coco_folds) X(test_split) X(noise_ratio) X(noise_file) X(noise_mode) X(noise_seed) X(batch_size)           \
+  X(num_epochs) X(warmup_epoch) X(learning_rate) X(lr_update) X(grad_clip) X(module_name) X(embed_size)        \
+  X(word_dim) X(sim_dim) X(sgr_step) X(dropout) X(margin) X(triplet_negatives) X(tau) X(loss) X(neg_ratio)     \
+  X(reg) X(rho) X(cost_lr) X(ot_max_iter) X(ot_tol) X(split_loss) X(rce_label) X(mask_positives)               \
+  X(rematch_loss) X(dummy_costs) X(max_reserved) X(paired_length) X(mine_epoch) X(lr_milestones)               \
+  X(weight_decay) X(bank_refresh) X(unpaired_keep) X(word_vectors) X(no_augment) X(hidden_dim) X(output_dim)   \
+  X(confident_per_class) X(knn) X(gamma) X(lambda_bhg) X(tau1) X(tau2) X(tau3) X(s_start) X(s_end) X(lc_eps)   \
+  X(lc_iters) X(rel_eps) X(rel_iters) X(run_dir) X(resume) X(overwrite) X(progress) X(log_step) X(plots)       \
+  X(detect_anomaly) X(max_steps) X(eval_batch)
+
+const std::set<std::string> kPairsMethods = {"triplet", "infonce", "rcl", "l2rm"};
+const std::set<std::string> kMethods = {"triplet", "infonce", "rcl", "l2rm", "rcsl", "rcsl-nc", "uotrcl"};
+
+std::string join(const std::set<std::string>& s) {
+  std::string out;
+  for (const std::string& x : s) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+void check_choice(const char* flag, const std::string& value, const std::set<std::string>& allowed) {
+  if (!allowed.count(value))
+    REMATCH_FAIL("--", flag, " must be one of ", join(allowed), " (got '", value, "')");
+}
+
+template <typename T> void set_if_unset(T& field, T value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(field)) field = value;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (field.empty()) field = value;
+  } else {
+    if (field < 0) field = value;
+  }
+}
+
+// SPEC-methods §1.1 (L2RM scripts), §2.2 (RCL scripts), SGRAF's scripts for the baselines.
+void pairs_defaults(TrainConfig& c) {
+  const bool coco = c.preset == "coco", cc = c.preset == "cc152k";
+  set_if_unset(c.batch_size, int64_t{128});
+  set_if_unset(c.tau, 0.05);
+  if (c.method == "l2rm") {
+    set_if_unset(c.warmup_epoch, coco || cc ? int64_t{10} : int64_t{5});
+    set_if_unset(c.num_epochs, coco ? int64_t{20} : cc ? int64_t{40} : int64_t{35});
+    set_if_unset(c.lr_update, coco ? int64_t{10} : cc ? int64_t{20} : int64_t{15});
+    set_if_unset(c.reg, coco || cc ? 0.07 : 0.01);
+    set_if_unset(c.learning_rate, 2e-4);
+    set_if_unset(c.max_reserved, std::max<int64_t>(1, c.batch_size / 10));
+  } else if (c.method == "rcl") {
+    set_if_unset(c.warmup_epoch, int64_t{0});
+    set_if_unset(c.num_epochs, coco ? int64_t{20} : cc ? int64_t{40} : int64_t{30});
+    set_if_unset(c.lr_update, coco ? int64_t{10} : cc ? int64_t{20} : int64_t{15});
+    // The RCL COCO script passes no --learning_rate, so opts.py's 5e-4 applies (SPEC-methods §2.2 ⚠).
+    set_if_unset(c.learning_rate, coco ? 5e-4 : 2e-4);
+  } else {
+    set_if_unset(c.warmup_epoch, int64_t{0});
+    set_if_unset(c.num_epochs, coco ? int64_t{20} : int64_t{40});
+    set_if_unset(c.lr_update, coco ? int64_t{10} : int64_t{30});
+    set_if_unset(c.learning_rate, 2e-4);
+  }
+}
+
+// SPEC-methods §3.1, §3.5 (RCSL train.sh and opts).
+void rcsl_defaults(TrainConfig& c) {
+  set_if_unset(c.batch_size, int64_t{256});
+  set_if_unset(c.num_epochs, int64_t{40});
+  set_if_unset(c.mine_epoch, int64_t{25});
+  set_if_unset(c.learning_rate, 5e-4);
+  set_if_unset(c.tau, 0.03);
+  set_if_unset(c.unpaired_keep, c.preset == "coco" ? 0.2 : 1.0);
+  set_if_unset(c.warmup_epoch, c.method == "rcsl-nc" ? int64_t{5} : int64_t{0});
+  set_if_unset(c.lr_update, int64_t{0});
+  if (c.lr_milestones.empty()) c.lr_milestones = {15, 30, 45};
+  if (c.method == "rcsl") {
+    if (c.paired_length < 0)
+      REMATCH_FAIL("--method rcsl needs --paired_length (the number of images that keep their captions, e.g. "
+                   "500, 1000, 2000 or 5000 as RCSL's train.sh)");
+  }
+}
+
+// SPEC-methods §4.1, §4.3 (UOT-RCL paper §V-B; MRL's valid_len).
+void uotrcl_defaults(TrainConfig& c) {
+  const std::string& p = c.preset;
+  set_if_unset(c.batch_size, p == "nus" ? int64_t{500} : int64_t{100});
+  set_if_unset(c.num_epochs, int64_t{100});
+  set_if_unset(c.warmup_epoch, int64_t{2});
+  set_if_unset(c.learning_rate, 1e-4);
+  set_if_unset(c.lr_update, int64_t{0});
+  // 𝒦 ≈ 5 % of the training set; -1 without a preset: the method takes 5 % of N.
+  if (p == "wiki") set_if_unset(c.knn, int64_t{10});
+  if (p == "nus") set_if_unset(c.knn, int64_t{200});
+  if (p == "xmedianet") set_if_unset(c.knn, int64_t{150});
+  if (p == "wiki") set_if_unset(c.valid_len, int64_t{231});
+  if (p == "nus") set_if_unset(c.valid_len, int64_t{5000});
+  if (p == "xmedianet") set_if_unset(c.valid_len, int64_t{4000});
+  set_if_unset(c.valid_len, int64_t{0});
+  set_if_unset(c.lc_eps, 0.05);
+  set_if_unset(c.rel_eps, 0.05);
+  if (c.noise_mode == "image") c.noise_mode = "symmetric";
+}
+
+}  // namespace
+
+void resolve_defaults(TrainConfig& c) {
+  if (c.method.empty()) REMATCH_FAIL("--method is required (one of ", join(kMethods), ")");
+  check_choice("method", c.method, kMethods);
+  if (!c.preset.empty()) {
+    const bool labelled = c.method == "uotrcl";
+    if (labelled)
+      check_choice("preset", c.preset, {"wiki", "nus", "xmedianet"});
+    else
+      check_choice("preset", c.preset, {"f30k", "coco", "cc152k"});
+  }
+  if (c.data_path.empty()) REMATCH_FAIL("--data_path is required (the folder holding the data set)");
+  if (c.data_name.empty() && !c.preset.empty() && c.method != "uotrcl")
+    c.data_name = c.preset + "_precomp";
+  if (c.data_name.empty() && c.method != "uotrcl")
+    REMATCH_FAIL("--data_name is required (e.g. f30k_precomp), or give --preset");
+  if (kPairsMethods.count(c.method))
+    pairs_defaults(c);
+  else if (c.method == "uotrcl")
+    uotrcl_defaults(c);
+  else
+    rcsl_defaults(c);
+  // CC152K carries real noise: the L2RM code forces noise_ratio = 0 there, which turns the positives mask off.
+  if (c.method == "l2rm" && c.preset == "cc152k" && c.mask_positives == "auto") c.mask_positives = "off";
+  if (c.noise_seed < 0) c.noise_seed = static_cast<int64_t>(c.seed);
+
+  check_choice("device", c.device.substr(0, 4) == "cuda" ? "cuda" : c.device, {"cpu", "cuda"});
+  check_choice("val_subset", c.val_subset, {"sgraf", "ncr"});
+  if (c.method == "uotrcl")
+    check_choice("noise_mode", c.noise_mode, {"symmetric", "mrl"});
+  else
+    check_choice("noise_mode", c.noise_mode, {"image", "caption"});
+  check_choice("module_name", c.module_name, {"SGR", "SAF"});
+  check_choice("triplet_negatives", c.triplet_negatives, {"hardest", "mean"});
+  check_choice("loss", c.loss, {"log", "tan", "abs", "exp", "gce"});
+  check_choice("split_loss", c.split_loss, {"mean", "hardest"});
+  check_choice("rce_label", c.rce_label, {"code", "paper"});
+  check_choice("mask_positives", c.mask_positives, {"auto", "on", "off"});
+  check_choice("rematch_loss", c.rematch_loss, {"sym_kl", "kl", "soft_infonce", "js"});
+  check_choice("dummy_costs", c.dummy_costs, {"shifted", "l2rm"});
+  check_choice("bank_refresh", c.bank_refresh, {"once", "epoch"});
+  check_choice("progress", c.progress, {"auto", "bar", "plain", "none"});
+
+  REMATCH_CHECK(c.noise_ratio >= 0 && c.noise_ratio < 1, "--noise_ratio must be in [0, 1) (got ", c.noise_ratio, ")");
+  REMATCH_CHECK(c.batch_size >= 2, "--batch_size must be at least 2 (got ", c.batch_size, ")");
+  REMATCH_CHECK(c.num_epochs >= 1, "--num_epochs must be at least 1 (got ", c.num_epochs, ")");
+  REMATCH_CHECK(c.warmup_epoch >= 0, "--warmup_epoch must be >= 0 (got ", c.warmup_epoch, ")");
+  REMATCH_CHECK(c.learning_rate > 0, "--learning_rate must be > 0 (got ", c.learning_rate, ")");
+  REMATCH_CHECK(c.grad_clip >= 0, "--grad_clip must be >= 0 (got ", c.grad_clip, ")");
+  REMATCH_CHECK(std::isnan(c.tau) || c.tau > 0, "--tau must be > 0 (got ", c.tau, ")");
+  REMATCH_CHECK(c.log_step >= 1, "--log_step must be >= 1 (got ", c.log_step, ")");
+  REMATCH_CHECK(c.eval_batch >= 1, "--eval_batch must be >= 1 (got ", c.eval_batch, ")");
+  if (c.method == "l2rm") {
+    REMATCH_CHECK(c.reg > 0, "--reg (the Sinkhorn ε) must be > 0 (got ", c.reg, ")");
+    REMATCH_CHECK(c.rho > 0 && c.rho < 1, "--rho (the transported mass) must be in (0, 1) (got ", c.rho, ")");
+    REMATCH_CHECK(c.max_reserved >= 1 && c.max_reserved <= c.batch_size, "--max_reserved must be in [1, batch_size] (got ",
+                  c.max_reserved, ")");
+  }
+  if (c.method == "rcsl" || c.method == "rcsl-nc")
+    REMATCH_CHECK(c.mine_epoch >= 0 && c.mine_epoch <= c.num_epochs, "--mine_epoch must be in [0, num_epochs] (got ",
+                  c.mine_epoch, ")");
+  if (c.method == "uotrcl")
+    REMATCH_CHECK(c.warmup_epoch < c.num_epochs, "--warmup_epoch (", c.warmup_epoch,
+                  ") must be smaller than --num_epochs (", c.num_epochs, "): UOT-RCL counts warm-up inside");
+}
+
+std::string to_json(const TrainConfig& c) {
+  Json j = Json::object();
+#define REMATCH_TO_JSON(f) j[#f] = c.f;
+  REMATCH_TRAIN_CONFIG_FIELDS(REMATCH_TO_JSON)
+#undef REMATCH_TO_JSON
+  // JSON has no NaN: an unset (unused) number is written as null.
+  return j.dump(2);
+}
+
+TrainConfig train_config_from_json(const std::string& text) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    REMATCH_FAIL("train config: not valid JSON: ", e.what());
+  }
+  REMATCH_CHECK(j.is_object(), "train config: expected a JSON object");
+  TrainConfig c;
+  std::set<std::string> known;
+#define REMATCH_FROM_JSON(f)                                                                  \
+  known.insert(#f);                                                                           \
+  if (j.contains(#f) && !j[#f].is_null()) {                                                   \
+    try {                                                                                     \
+      j[#f].get_to(c.f);                                                                      \
+    } catch (const Json::exception& e) {                                                      \
+      REMATCH_FAIL("train config: field '", #f, "' has the wrong type: ", e.what());          \
+    }                                                                                         \
+  }
+  REMATCH_TRAIN_CONFIG_FIELDS(REMATCH_FROM_JSON)
+#undef REMATCH_FROM_JSON
+  for (const auto& [key, value] : j.items())
+    REMATCH_CHECK(known.count(key), "train config: unknown field '", key, "'");
+  return c;
+}
+
+}  // namespace rematch::train

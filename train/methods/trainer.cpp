@@ -1,0 +1,239 @@
+#include "train/methods/trainer.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "autograd/autograd.h"
+#include "train/run/interrupt.h"
+#include "train/run/plots.h"
+#include "train/run/progress.h"
+
+namespace rematch::train {
+namespace {
+
+struct Position {
+  int64_t epoch = 0, step = 0;
+  bool in_epoch = false, epoch_done = false;
+  int64_t best_epoch = -1;
+  double best_score = -std::numeric_limits<double>::infinity();
+};
+
+void put_position(TrainingState& s, const Position& p) {
+  s.put_int("trainer.epoch", p.epoch);
+  s.put_int("trainer.step", p.step);
+  s.put_int("trainer.in_epoch", p.in_epoch);
+  s.put_int("trainer.epoch_done", p.epoch_done);
+  s.put_int("trainer.best_epoch", p.best_epoch);
+  s.put_double("trainer.best_score", std::isfinite(p.best_score) ? p.best_score : -1.0);
+}
+
+Position get_position(const TrainingState& s) {
+  Position p;
+  p.epoch = s.get_int("trainer.epoch");
+  p.step = s.get_int("trainer.step");
+  p.in_epoch = s.get_int("trainer.in_epoch") != 0;
+  p.epoch_done = s.get_int("trainer.epoch_done") != 0;
+  p.best_epoch = s.get_int("trainer.best_epoch");
+  p.best_score = p.best_epoch >= 0 ? s.get_double("trainer.best_score") : -std::numeric_limits<double>::infinity();
+  return p;
+}
+
+void save_checkpoint(const Method& method, const Position& p, const std::string& path) {
+  TrainingState s;
+  method.save_state(s);
+  put_position(s, p);
+  s.save(path);
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+// One train_step; a NonFiniteLoss re-runs it from the same generator states under anomaly mode so the error
+// names the op that first produced a non-finite value (DESIGN.md, errors).
+StepResult guarded_step(Method& method, int64_t epoch, int64_t step, bool anomaly) {
+  std::vector<GeneratorState> before;
+  for (Generator* g : method.generators()) before.push_back(g->state());
+  const GeneratorState default_before = default_generator().state();
+  try {
+    AnomalyModeGuard guard(anomaly);
+    return method.train_step(epoch, step);
+  } catch (const NonFiniteLoss& e) {
+    if (anomaly) throw;
+    std::vector<Generator*> gens = method.generators();
+    for (size_t i = 0; i < gens.size(); ++i) gens[i]->set_state(before[i]);
+    default_generator().set_state(default_before);
+    try {
+      AnomalyModeGuard guard(true);
+      method.train_step(epoch, step);
+    } catch (const NonFiniteLoss&) {
+      throw;
+    } catch (const Error& anomaly_error) {
+      REMATCH_FAIL(e.what(), "; re-run under anomaly mode: ", anomaly_error.what(),
+                   ". The run stopped; no checkpoint was written for this step");
+    }
+    throw;
+  }
+}
+
+void write_curves(const run::RunFolder& folder) {
+  std::vector<double> steps, losses, epochs, scores;
+  int64_t global = 0, last_epoch = -1, epoch_base = 0, last_step = 0;
+  for (const run::MetricRecord& r : run::read_metrics(folder.metrics_path())) {
+    if (r.epoch != last_epoch) {
+      epoch_base += last_step;
+      last_epoch = r.epoch;
+      last_step = 0;
+    }
+    if (r.kind == "train" && r.has("loss")) {
+      global = epoch_base + r.step;
+      last_step = r.step;
+      steps.push_back(static_cast<double>(global));
+      losses.push_back(r.get("loss"));
+    } else if (r.kind == "val" && r.has("score")) {
+      epochs.push_back(static_cast<double>(r.epoch + 1));
+      scores.push_back(r.get("score"));
+    }
+  }
+  if (!steps.empty())
+    run::line_plot(folder.plot_path("loss.png"), "training loss", "step", "loss", {{"loss", steps, losses, std::nullopt}});
+  if (!epochs.empty())
+    run::line_plot(folder.plot_path("validation.png"), "validation score", "epoch", "score",
+                   {{"validation", epochs, scores, std::nullopt}});
+}
+
+}  // namespace
+
+TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
+                          std::ostream& out) {
+  run::MetricsLog metrics(folder.metrics_path());
+  Position pos;
+  if (resuming) {
+    const TrainingState state = TrainingState::load(folder.checkpoint_latest_path());
+    method.load_state(state);
+    pos = get_position(state);
+    metrics.truncate_after(pos.epoch, pos.step);
+    out << "resuming " << folder.dir() << " at epoch " << pos.epoch + 1 << ", step " << pos.step
+        << (pos.epoch_done ? " (epoch finished)" : "") << "\n";
+    if (pos.epoch_done) {
+      ++pos.epoch;
+      pos.step = 0;
+      pos.in_epoch = pos.epoch_done = false;
+    }
+  } else {
+    method.write_run_files(folder.dir());
+  }
+
+  run::ProgressOptions popt;
+  popt.style = run::parse_progress_style(config.progress);
+  popt.is_tty = run::is_terminal(STDERR_FILENO) && &out == &std::cerr;
+  popt.log_every = config.log_step;
+  const int64_t epochs = method.num_epochs();
+  run::ProgressReporter progress(out, epochs, popt);
+  run::InterruptGuard interrupt_guard("\ninterrupted: finishing the step and saving a checkpoint; "
+                                      "press Ctrl-C again to quit now\n");
+  TrainOutcome outcome;
+
+  for (; pos.epoch < epochs; ++pos.epoch, pos.step = 0, pos.in_epoch = false) {
+    const int64_t e = pos.epoch;
+    EpochInfo info;
+    if (pos.in_epoch) {
+      info = method.current_epoch();
+    } else {
+      info = method.begin_epoch(e);
+      pos.in_epoch = true;
+      run::MetricRecord r{e, 0, "epoch_start", {{"lr", method.learning_rate()}, {"steps", double(info.steps)}}};
+      for (const auto& [k, v] : info.stats) r.values.emplace_back(k, v);
+      metrics.append(r);
+    }
+    const int64_t steps = config.max_steps > 0 ? std::min(info.steps, config.max_steps) : info.steps;
+    if (steps > 0) progress.start_epoch(e + 1, steps);
+    for (; pos.step < steps; ++pos.step) {
+      if (run::interrupted()) {
+        save_checkpoint(method, pos, folder.checkpoint_latest_path());
+        progress.message("saved " + folder.checkpoint_latest_path() + " at epoch " + std::to_string(e + 1) +
+                         ", step " + std::to_string(pos.step) + "; continue with: rematch train --resume " +
+                         folder.dir());
+        outcome.interrupted = true;
+        return outcome;
+      }
+      const StepResult r = guarded_step(method, e, pos.step, config.detect_anomaly);
+      progress.step(pos.step + 1, r.loss, r.pairs);
+      if ((pos.step + 1) % config.log_step == 0 || pos.step + 1 == steps) {
+        run::MetricRecord rec{e, pos.step + 1, "train", {{"loss", r.loss}, {"lr", method.learning_rate()}}};
+        for (const auto& [k, v] : r.parts) rec.values.emplace_back(k, v);
+        metrics.append(rec);
+      }
+    }
+    method.end_epoch(e);
+    const EvalResult val = method.validate();
+    const bool best = val.score > pos.best_score;
+    if (best) {
+      pos.best_score = val.score;
+      pos.best_epoch = e;
+      outcome.best_validation = val;
+    }
+    run::MetricRecord rec{e, steps, "val", {{"score", val.score}}};
+    for (const auto& [k, v] : val.metrics) rec.values.emplace_back("val_" + k, v);
+    metrics.append(rec);
+    std::string summary = "val " + fixed(val.score, 2) + (best ? " (best)" : " (best " + fixed(pos.best_score, 2) + ")");
+    for (const auto& [k, v] : info.stats)
+      if (k == "clean_precision" || k == "label_accuracy") summary += "  " + k + " " + fixed(v, 3);
+    if (steps > 0)
+      progress.end_epoch(summary);
+    else
+      progress.message("epoch " + std::to_string(e + 1) + ": no steps; " + summary);
+    outcome.last_epoch_stats = info.stats;
+    pos.step = steps;
+    pos.epoch_done = true;
+    if (best) save_checkpoint(method, pos, folder.checkpoint_best_path());
+    save_checkpoint(method, pos, folder.checkpoint_latest_path());
+    pos.epoch_done = false;
+    if (config.plots) {
+      write_curves(folder);
+      method.write_plots(folder.plots_dir(), e);
+    }
+  }
+
+  // The test of the best validated state (SPEC: best dev rSum over all epochs, warm-up included).
+  if (pos.best_epoch >= 0) {
+    const TrainingState best = TrainingState::load(folder.checkpoint_best_path());
+    method.load_state(best);
+    if (!outcome.best_validation.table.size()) outcome.best_validation = method.validate();
+  }
+  outcome.best_epoch = pos.best_epoch;
+  outcome.best_score = pos.best_score;
+  outcome.test = method.test();
+  run::MetricRecord rec{epochs, 0, "test", {{"best_epoch", double(pos.best_epoch)}}};
+  for (const auto& [k, v] : outcome.test.metrics) rec.values.emplace_back("test_" + k, v);
+  metrics.append(rec);
+  folder.write_results(results_markdown(method, config, outcome));
+  progress.message("best epoch " + std::to_string(pos.best_epoch + 1) + " (validation " + fixed(pos.best_score, 2) +
+                   "); test:\n" + outcome.test.table);
+  return outcome;
+}
+
+std::string results_markdown(const Method& method, const TrainConfig& c, const TrainOutcome& o) {
+  std::ostringstream s;
+  s << "# rematch train --method " << method.name() << "\n\n"
+    << "| setting | value |\n|---|---|\n"
+    << "| data | " << c.data_path << "/" << c.data_name << " |\n"
+    << "| noise | " << c.noise_ratio << " (" << c.noise_mode << (c.noise_file.empty() ? "" : ", " + c.noise_file)
+    << ") |\n"
+    << "| epochs | " << c.num_epochs << " main + " << c.warmup_epoch << " warm-up |\n"
+    << "| batch size | " << c.batch_size << " |\n| learning rate | " << c.learning_rate << " |\n"
+    << "| seed | " << c.seed << " |\n| device | " << c.device << " |\n\n"
+    << "Best validation score " << fixed(o.best_score, 2) << " at epoch " << o.best_epoch + 1 << ".\n\n"
+    << "## Test (best validated state)\n\n```\n" << o.test.table << "\n```\n";
+  const std::string notes = method.results_notes();
+  if (!notes.empty()) s << "\n## Notes\n\n" << notes;
+  return s.str();
+}
+
+}  // namespace rematch::train

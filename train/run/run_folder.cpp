@@ -1,0 +1,279 @@
+#include "train/run/run_folder.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tensor/error.h"
+#include "tensor/file_io.h"
+
+namespace rematch::run {
+namespace fs = std::filesystem;
+using ordered_json = nlohmann::ordered_json;
+
+namespace {
+
+constexpr const char* kConfig = "config.json";
+constexpr const char* kMetrics = "metrics.jsonl";
+constexpr const char* kCheckpointLatest = "checkpoint_latest.safetensors";
+constexpr const char* kCheckpointBest = "checkpoint_best.safetensors";
+constexpr const char* kPlots = "plots";
+constexpr const char* kResults = "results.md";
+
+std::string read_text(const std::string& path, const std::string& what) {
+  io::ReadFile f(path, what);
+  std::string text(f.size(), '\0');
+  const size_t got = f.read_at(text.data(), text.size(), 0);
+  text.resize(got);
+  return text;
+}
+
+// Lines of a metrics file: `complete` lines end with '\n' (not included); `torn` is a last line without one.
+struct Lines {
+  std::vector<std::string> complete;
+  std::vector<size_t> starts;  // byte offset of each complete line
+  bool torn = false;
+};
+
+Lines split_lines(const std::string& text) {
+  Lines lines;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) {
+      lines.torn = true;
+      break;
+    }
+    lines.complete.push_back(text.substr(pos, nl - pos));
+    lines.starts.push_back(pos);
+    pos = nl + 1;
+  }
+  return lines;
+}
+
+// The bytes of `text` up to and including its last '\n': the complete lines.
+size_t complete_part(const std::string& text) {
+  const size_t nl = text.rfind('\n');
+  return nl == std::string::npos ? 0 : nl + 1;
+}
+
+bool is_blank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
+
+MetricRecord parse_record(const std::string& line, const std::string& path, size_t line_number) {
+  const std::string where = "metrics log '" + path + "' line " + std::to_string(line_number) + ": ";
+  ordered_json j;
+  try {
+    j = ordered_json::parse(line);
+  } catch (const nlohmann::json::exception& e) {
+    REMATCH_FAIL(where, "not JSON: ", e.what());
+  }
+  REMATCH_CHECK(j.is_object(), where, "not a JSON object");
+  REMATCH_CHECK(j.contains("epoch") && j["epoch"].is_number_integer(), where, "\"epoch\" is missing or not an integer");
+  REMATCH_CHECK(j.contains("step") && j["step"].is_number_integer(), where, "\"step\" is missing or not an integer");
+  REMATCH_CHECK(j.contains("kind") && j["kind"].is_string(), where, "\"kind\" is missing or not a string");
+  MetricRecord r;
+  r.epoch = j["epoch"].get<int64_t>();
+  r.step = j["step"].get<int64_t>();
+  r.kind = j["kind"].get<std::string>();
+  for (const auto& [key, value] : j.items()) {
+    if (key == "epoch" || key == "step" || key == "kind") continue;
+    REMATCH_CHECK(value.is_number() || value.is_null(), where, "\"", key, "\" is not a number or null");
+    r.values.emplace_back(key, value.is_null() ? NAN : value.get<double>());
+  }
+  return r;
+}
+
+bool past(const MetricRecord& r, int64_t epoch, int64_t step) {
+  return r.epoch > epoch || (r.epoch == epoch && r.step > step);
+}
+
+}  // namespace
+
+std::string default_run_dir(const std::string& method, std::time_t when) {
+  REMATCH_CHECK(!method.empty() && method.find('/') == std::string::npos,
+                "default_run_dir: the method name '", method, "' must be non-empty and hold no '/'");
+  std::tm local{};
+  REMATCH_CHECK(::localtime_r(&when, &local) != nullptr, "default_run_dir: cannot convert the time ", when);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  return (fs::path("runs") / (method + "-" + stamp)).string();
+}
+
+RunFolder::RunFolder(std::string dir, RunStart start) : dir_(std::move(dir)) {
+  REMATCH_CHECK(!dir_.empty(), "run folder: the path is empty");
+  const std::string where = "run folder '" + dir_ + "': ";
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  REMATCH_CHECK(!ec, where, "cannot create it: ", ec.message());
+  REMATCH_CHECK(fs::is_directory(dir_, ec), where, "exists and is not a folder");
+  const bool holds_run = fs::exists(config_path(), ec);
+  switch (start) {
+    case RunStart::Fresh:
+      REMATCH_CHECK(!holds_run, where, "already holds a run (", config_path(),
+                    "); pass --resume to continue it or --overwrite to replace it");
+      break;
+    case RunStart::Resume:
+      REMATCH_CHECK(holds_run, where, "holds no run to resume (no ", config_path(), ")");
+      break;
+    case RunStart::Overwrite:
+      for (const char* name : {kConfig, kMetrics, kCheckpointLatest, kCheckpointBest, kResults}) {
+        fs::remove(file(name), ec);
+        REMATCH_CHECK(!ec, where, "cannot delete ", file(name), " of the earlier run: ", ec.message());
+      }
+      fs::remove_all(plots_dir(), ec);
+      REMATCH_CHECK(!ec, where, "cannot delete ", plots_dir(), " of the earlier run: ", ec.message());
+      break;
+  }
+  fs::create_directories(plots_dir(), ec);
+  REMATCH_CHECK(!ec, where, "cannot create ", plots_dir(), ": ", ec.message());
+}
+
+std::string RunFolder::file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+std::string RunFolder::config_path() const { return file(kConfig); }
+std::string RunFolder::metrics_path() const { return file(kMetrics); }
+std::string RunFolder::checkpoint_latest_path() const { return file(kCheckpointLatest); }
+std::string RunFolder::checkpoint_best_path() const { return file(kCheckpointBest); }
+std::string RunFolder::plots_dir() const { return file(kPlots); }
+std::string RunFolder::results_path() const { return file(kResults); }
+
+std::string RunFolder::plot_path(const std::string& file_name) const {
+  REMATCH_CHECK(!file_name.empty() && file_name.find('/') == std::string::npos, "run folder '", dir_,
+                "': plot file name '", file_name, "' must be non-empty and hold no '/'");
+  return (fs::path(plots_dir()) / file_name).string();
+}
+
+void RunFolder::write_config(const std::string& json_text) const {
+  nlohmann::json parsed;
+  try {
+    parsed = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    io::fail("write_config", config_path(), std::string("the text is not JSON: ") + e.what());
+  }
+  if (!parsed.is_object()) io::fail("write_config", config_path(), "the text is not a JSON object");
+  std::string text = json_text;
+  if (text.empty() || text.back() != '\n') text += '\n';
+  io::write_file_atomically(config_path(), text, "write_config");
+}
+
+std::string RunFolder::read_config() const { return read_text(config_path(), "read_config"); }
+
+void RunFolder::write_results(const std::string& markdown) const {
+  io::write_file_atomically(results_path(), markdown, "write_results");
+}
+
+bool MetricRecord::has(const std::string& name) const {
+  for (const auto& kv : values)
+    if (kv.first == name) return true;
+  return false;
+}
+
+double MetricRecord::get(const std::string& name) const {
+  std::string names;
+  for (const auto& kv : values) {
+    if (kv.first == name) return kv.second;
+    names += (names.empty() ? "" : ", ") + kv.first;
+  }
+  REMATCH_FAIL("metric record (epoch ", epoch, ", step ", step, ", kind '", kind, "') has no value '", name,
+               "' (it has: ", names.empty() ? "none" : names, ")");
+}
+
+std::vector<MetricRecord> read_metrics(const std::string& path) {
+  const Lines lines = split_lines(read_text(path, "read_metrics"));
+  std::vector<MetricRecord> records;
+  for (size_t i = 0; i < lines.complete.size(); ++i) {
+    if (is_blank(lines.complete[i])) continue;
+    records.push_back(parse_record(lines.complete[i], path, i + 1));
+  }
+  return records;
+}
+
+MetricsLog::MetricsLog(std::string path) : path_(std::move(path)) {
+  std::error_code ec;
+  if (fs::exists(path_, ec)) {
+    const std::string text = read_text(path_, "metrics log");
+    const Lines lines = split_lines(text);
+    if (lines.torn) io::write_file_atomically(path_, std::string_view(text).substr(0, complete_part(text)), "metrics log");
+  }
+  open_for_append();
+}
+
+MetricsLog::~MetricsLog() { close(); }
+
+MetricsLog::MetricsLog(MetricsLog&& other) noexcept
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+
+MetricsLog& MetricsLog::operator=(MetricsLog&& other) noexcept {
+  if (this != &other) {
+    close();
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+void MetricsLog::open_for_append() {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+  if (fd_ < 0) io::fail("metrics log", path_, std::string("cannot open for appending: ") + std::strerror(errno));
+}
+
+void MetricsLog::close() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void MetricsLog::append(const MetricRecord& record) {
+  REMATCH_CHECK(fd_ >= 0, "metrics log '", path_, "': append on a moved-from log");
+  ordered_json j;
+  j["epoch"] = record.epoch;
+  j["step"] = record.step;
+  j["kind"] = record.kind;
+  std::set<std::string> seen;
+  for (const auto& [name, value] : record.values) {
+    REMATCH_CHECK(name != "epoch" && name != "step" && name != "kind", "metrics log '", path_, "': the value name '",
+                  name, "' is reserved");
+    REMATCH_CHECK(seen.insert(name).second, "metrics log '", path_, "': the value name '", name, "' appears twice");
+    if (std::isfinite(value)) {
+      j[name] = value;
+    } else {
+      j[name] = nullptr;
+    }
+  }
+  const std::string line = j.dump() + "\n";
+  size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t w = ::write(fd_, line.data() + written, line.size() - written);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) io::fail("metrics log", path_, std::string("write failed: ") + std::strerror(errno));
+    written += static_cast<size_t>(w);
+  }
+}
+
+int64_t MetricsLog::truncate_after(int64_t epoch, int64_t step) {
+  const std::string text = read_text(path_, "metrics log");
+  const Lines lines = split_lines(text);
+  size_t keep_bytes = complete_part(text);  // a torn last line goes in any case
+  int64_t dropped = 0;
+  for (size_t i = 0; i < lines.complete.size(); ++i) {
+    if (is_blank(lines.complete[i])) continue;
+    // Lines after the cut are dropped unread: a damaged one among them is no reason to fail the resume.
+    if (dropped > 0 || past(parse_record(lines.complete[i], path_, i + 1), epoch, step)) {
+      if (dropped == 0) keep_bytes = lines.starts[i];
+      ++dropped;
+    }
+  }
+  if (keep_bytes == text.size()) return 0;
+  close();
+  io::write_file_atomically(path_, std::string_view(text).substr(0, keep_bytes), "metrics log");
+  open_for_append();
+  return dropped;
+}
+
+std::vector<MetricRecord> MetricsLog::records() const { return read_metrics(path_); }
+
+}  // namespace rematch::run

@@ -1,0 +1,109 @@
+// The folder one training run writes (`--run_dir DIR`, by default runs/<method>-<timestamp>):
+//   config.json                      the run's settings (write_config, atomic)
+//   metrics.jsonl                    one JSON object per line, appended as the run goes (MetricsLog)
+//   checkpoint_latest.safetensors    the newest checkpoint (written by the checkpoint code; paths only here)
+//   checkpoint_best.safetensors      the checkpoint with the best validation score
+//   plots/                           PNG plots
+//   results.md                       the final table (write_results, atomic)
+// A folder holds a run once it has config.json. A fresh start refuses such a folder, so a typo cannot wipe
+// out a finished run: the user says --resume (continue it; config.json must be there) or --overwrite (delete
+// the earlier run's files listed above, then start fresh).
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rematch::run {
+
+enum class RunStart {
+  Fresh,      // the folder must not hold a run
+  Resume,     // the folder must hold a run; its files are kept
+  Overwrite,  // an earlier run's files are deleted first (other files in the folder are left alone)
+};
+
+// "runs/<method>-YYYYmmdd-HHMMSS" in the local time of `when`; method must be non-empty and hold no '/'.
+std::string default_run_dir(const std::string& method, std::time_t when);
+
+class RunFolder {
+ public:
+  // Creates `dir` (parents too) and dir/plots, applying `start` as above. Errors name the folder, e.g.
+  // "run folder 'runs/x': already holds a run (runs/x/config.json); pass --resume to continue it or
+  // --overwrite to replace it".
+  RunFolder(std::string dir, RunStart start);
+
+  const std::string& dir() const { return dir_; }
+  std::string config_path() const;
+  std::string metrics_path() const;
+  std::string checkpoint_latest_path() const;
+  std::string checkpoint_best_path() const;
+  std::string plots_dir() const;
+  std::string plot_path(const std::string& file_name) const;  // plots/<file_name>
+  std::string results_path() const;
+
+  // Writes config.json atomically; the text must parse as one JSON object (the error says where it does
+  // not). A trailing newline is added when missing.
+  void write_config(const std::string& json_text) const;
+  // The text of config.json.
+  std::string read_config() const;
+  // Writes results.md atomically.
+  void write_results(const std::string& markdown) const;
+
+ private:
+  std::string file(const std::string& name) const;
+  std::string dir_;
+};
+
+// One line of metrics.jsonl: {"epoch":3,"step":120,"kind":"train","loss":0.4312,"lr":0.0002}. `values` keep
+// their order; a non-finite value is written as null and reads back as NaN.
+struct MetricRecord {
+  int64_t epoch = 0;
+  int64_t step = 0;
+  std::string kind;  // what the line is: "train", "epoch", "eval", ...
+  std::vector<std::pair<std::string, double>> values;
+
+  bool has(const std::string& name) const;
+  double get(const std::string& name) const;  // error when absent, listing the names there are
+};
+
+// Appends records to a metrics.jsonl file, one JSON object per line, each line handed to the kernel with
+// one write(2) as it is appended (no user-space buffering), so a crash loses at most the line being written.
+// Opening a file whose last line lacks its newline (a crash mid-write) drops that torn line first.
+// Resume rule (truncate_after): a run that continues from a checkpoint taken at (epoch, step) keeps the
+// lines up to the first record whose (epoch, step) is lexicographically past it and drops that record and
+// every one after it, so the steps the resumed run repeats are not logged twice. Records written just
+// before a checkpoint therefore carry the (epoch, step) the checkpoint is saved with.
+class MetricsLog {
+ public:
+  // Opens (creating it when missing) `path` for appending.
+  explicit MetricsLog(std::string path);
+  ~MetricsLog();
+  MetricsLog(MetricsLog&& other) noexcept;
+  MetricsLog& operator=(MetricsLog&& other) noexcept;
+  MetricsLog(const MetricsLog&) = delete;
+  MetricsLog& operator=(const MetricsLog&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // Appends one line. Value names must be unique and none of "epoch", "step", "kind".
+  void append(const MetricRecord& record);
+  // Applies the resume rule above (rewriting the file atomically); returns how many records were dropped.
+  int64_t truncate_after(int64_t epoch, int64_t step);
+  // Every record in the file, in order.
+  std::vector<MetricRecord> records() const;
+
+ private:
+  void open_for_append();
+  void close() noexcept;
+
+  std::string path_;
+  int fd_ = -1;
+};
+
+// Every record of a metrics.jsonl file, in order. A last line without its newline (torn by a crash) is
+// ignored; any other line that is not a record is an error naming the file and the line number.
+std::vector<MetricRecord> read_metrics(const std::string& path);
+
+}  // namespace rematch::run
