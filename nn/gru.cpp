@@ -1,10 +1,11 @@
 // nn::GRU and the functional gru(): input checks, the packed layout, and the one autograd node that runs the
-// CPU kernels of nn/gru_cpu.* in both directions.
+// kernels of one layer in both directions: nn/gru_cpu.* for host tensors, nn/cuda/gru_cuda.h for CUDA ones.
 #include "nn/gru.h"
 
 #include <cmath>
 #include <memory>
 
+#include "nn/cuda/gru_cuda.h"
 #include "nn/gru_cpu.h"
 
 namespace rematch::nn {
@@ -23,7 +24,8 @@ int64_t check_weights(const Tensor& x, const TensorList& weights, const std::str
   for (size_t k = 0; k < weights.size(); ++k) {
     const Tensor& w = weights[k];
     REMATCH_CHECK(w.defined(), who, ": ", weight_name(k), " is undefined");
-    REMATCH_CHECK(w.device().is_cpu(), who, ": runs on the CPU only, but ", weight_name(k), " is ", w.describe());
+    REMATCH_CHECK(w.device() == x.device(), who, ": input x is ", x.describe(), " but ", weight_name(k), " is ",
+                  w.describe(), "; they must be on one device");
     REMATCH_CHECK(w.dtype() == x.dtype(), who, ": input x is ", x.describe(), " but ", weight_name(k), " is ",
                   w.describe(), "; they must share a dtype");
   }
@@ -51,7 +53,7 @@ std::vector<int64_t> check_lengths(const Tensor& lengths, int64_t batch, int64_t
   return v;
 }
 
-// Everything the backward of one call needs; shared by the node's closure.
+// Everything the backward of one call on the host needs; shared by the node's closure.
 struct GRUContext {
   gru_cpu::Packing packing;
   Tensor x_packed;
@@ -81,13 +83,44 @@ TensorList gru_backward(const GRUContext& ctx, const TensorList& grads) {
   return result;
 }
 
+// The same on a CUDA device, where both directions run together and the weights are stacked over them.
+struct GRUCudaContext {
+  gru_cuda::Layer layer;
+  std::vector<bool> needs_grad;  // per recorded input: x, then the weights
+};
+
+TensorList gru_cuda_backward(const GRUCudaContext& ctx, const TensorList& grads) {
+  bool weight_grads = false;
+  for (size_t k = 1; k < ctx.needs_grad.size(); ++k) weight_grads = weight_grads || ctx.needs_grad[k];
+  const gru_cuda::LayerGrads g = gru_cuda::backward(ctx.layer, kernels::contiguous(grads[0]),
+                                                    kernels::contiguous(grads[1]), ctx.needs_grad[0], weight_grads);
+  TensorList result(ctx.needs_grad.size());
+  if (ctx.needs_grad[0]) result[0] = g.x;
+  const Tensor* stacked[4] = {&g.w_ih, &g.w_hh, &g.b_ih, &g.b_hh};
+  for (size_t k = 1; k < result.size(); ++k) {
+    const int64_t direction = static_cast<int64_t>((k - 1) / 4);
+    if (ctx.needs_grad[k]) result[k] = kernels::select(*stacked[(k - 1) % 4], 0, direction);
+  }
+  return result;
+}
+
+GRUOutput gru_on_cuda(const Tensor& x, const gru_cpu::Packing& packing,
+                      const std::vector<gru_cpu::DirectionWeights>& weights, const TensorList& inputs) {
+  auto ctx = std::make_shared<GRUCudaContext>();
+  for (const Tensor& t : inputs) ctx->needs_grad.push_back(t.requires_grad());
+  ctx->layer = gru_cuda::prepare(packing, kernels::contiguous(x.detach()), weights);
+  const gru_cuda::LayerOutputs out = gru_cuda::forward(ctx->layer, any_requires_grad(inputs));
+  TensorList outs = record("gru", inputs, {out.output, out.h_n},
+                           [ctx](const TensorList& grads) { return gru_cuda_backward(*ctx, grads); });
+  return {outs[0], outs[1]};
+}
+
 }  // namespace
 
 GRUOutput gru(const Tensor& x, const Tensor& lengths, const TensorList& weights, const std::string& who) {
   REMATCH_CHECK(x.defined(), who, ": input x is undefined");
   REMATCH_CHECK(x.dim() == 3, who, ": input x must be [batch, steps, features] (batch_first), got ", x.describe());
   REMATCH_CHECK(is_floating(x.dtype()), who, ": input x must be float32 or float64, got ", x.describe());
-  REMATCH_CHECK(x.device().is_cpu(), who, ": runs on the CPU only, but input x is ", x.describe());
   REMATCH_CHECK(x.size(0) >= 1 && x.size(1) >= 1, who, ": input x ", x.describe(), " has no sequences or no steps");
   REMATCH_CHECK(!weights.empty() && weights[0].defined() && weights[0].dim() == 2, who,
                 ": weight_ih_l0 must be a matrix [3H, input_size]");
@@ -96,15 +129,20 @@ GRUOutput gru(const Tensor& x, const Tensor& lengths, const TensorList& weights,
   const int64_t hidden = check_weights(x, weights, who);
   const int64_t batch = x.size(0), steps = x.size(1), directions = static_cast<int64_t>(weights.size() / 4);
 
-  auto ctx = std::make_shared<GRUContext>();
-  ctx->packing = gru_cpu::make_packing(check_lengths(lengths, batch, steps, who), steps);
-  ctx->x_packed = gru_cpu::pack_rows(ctx->packing, kernels::contiguous(x.detach()));
+  const gru_cpu::Packing packing = gru_cpu::make_packing(check_lengths(lengths, batch, steps, who), steps);
+  std::vector<gru_cpu::DirectionWeights> direction_weights;
   for (int64_t d = 0; d < directions; ++d) {
     auto w = [&](int64_t k) { return kernels::contiguous(weights[4 * d + k].detach()); };
-    ctx->weights.push_back({w(0), w(1), w(2), w(3)});
+    direction_weights.push_back({w(0), w(1), w(2), w(3)});
   }
   TensorList inputs{x};
   inputs.insert(inputs.end(), weights.begin(), weights.end());
+  if (x.device().is_cuda()) return gru_on_cuda(x, packing, direction_weights, inputs);
+
+  auto ctx = std::make_shared<GRUContext>();
+  ctx->packing = packing;
+  ctx->weights = direction_weights;
+  ctx->x_packed = gru_cpu::pack_rows(ctx->packing, kernels::contiguous(x.detach()));
   for (const Tensor& t : inputs) ctx->needs_grad.push_back(t.requires_grad());
   const bool save = any_requires_grad(inputs);
 

@@ -4,8 +4,9 @@
 // 0 and h_n holds each direction's state after its last real step. Gate order r, z, n with the reset gate
 // applied after the recurrent product:
 //   n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)),  h' = (1 − z) ⊙ n + z ⊙ h,  initial state 0.
-// One autograd node covers the whole layer (CPU kernels in nn/gru_cpu.*). CPU tensors only; float32 or
-// float64. It does not do multiple layers, dropout between layers or a given initial state.
+// One autograd node covers the whole layer (kernels in nn/gru_cpu.* and nn/cuda/gru_cuda.h). CPU or CUDA
+// tensors, float32 or float64; the lengths stay on the host. It does not do multiple layers, dropout between
+// layers or a given initial state.
 #pragma once
 
 #include <string>
@@ -21,7 +22,8 @@ struct GRUOutput {
 
 // The functional form. x [B, T, I]; lengths int64 [B] on the host, each in 1..T; `weights` holds per
 // direction {weight_ih [3H, I], weight_hh [3H, H], bias_ih [3H], bias_hh [3H]} (4 or 8 tensors), all of
-// x's dtype. Differentiable w.r.t. x and every weight. `who` names the caller in error messages.
+// x's dtype and on x's device. Differentiable w.r.t. x and every weight. `who` names the caller in error
+// messages.
 GRUOutput gru(const Tensor& x, const Tensor& lengths, const TensorList& weights, const std::string& who = "gru");
 
 class GRU : public Module {

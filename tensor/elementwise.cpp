@@ -2,6 +2,7 @@
 // hand over to the device's implementation.
 #include "tensor/cpu/cpu_kernels.h"
 #include "tensor/creation.h"
+#include "tensor/cuda/cuda_kernels.h"
 #include "tensor/kernels.h"
 
 namespace rematch::kernels {
@@ -68,11 +69,6 @@ const char* op_name(BinaryOp op) {
 }
 
 namespace {
-// CUDA kernels are the CUDA backend's issue; until they land an op on a CUDA tensor says so.
-void require_host(const char* op, const Tensor& t) {
-  REMATCH_CHECK(t.device().is_cpu(), op, ": no CUDA kernel in this build yet for ", t.describe());
-}
-
 bool is_comparison(BinaryOp op) {
   return op == BinaryOp::Eq || op == BinaryOp::Ne || op == BinaryOp::Lt || op == BinaryOp::Le ||
          op == BinaryOp::Gt || op == BinaryOp::Ge || op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr;
@@ -86,14 +82,15 @@ void copy_(const Tensor& dst, const Tensor& src) {
     Tensor staged = to_device(src, dst.device());
     return copy_(dst, staged);
   }
-  require_host("copy_", dst);
-  cpu::copy(dst, expand(src, dst.sizes()));
+  const Tensor expanded = expand(src, dst.sizes());
+  if (dst.device().is_cuda()) cuda::copy(dst, expanded);
+  else cpu::copy(dst, expanded);
 }
 
 void fill_(const Tensor& dst, double value) {
   if (dst.numel() == 0) return;
-  require_host("fill_", dst);
-  cpu::fill(dst, value);
+  if (dst.device().is_cuda()) cuda::fill(dst, value);
+  else cpu::fill(dst, value);
 }
 
 Tensor contiguous(const Tensor& x) { return x.is_contiguous() ? x : clone(x); }
@@ -127,8 +124,8 @@ Tensor unary(UnaryOp op, const Tensor& x) {
     REMATCH_CHECK(x.dtype() == DType::Bool, "logical_not: expected a bool tensor, got ", x.describe());
   Tensor out = empty(x.sizes(), bool_out ? DType::Bool : x.dtype(), x.device());
   if (x.numel() == 0) return out;
-  require_host(op_name(op), x);
-  cpu::unary(op, out, x);
+  if (x.device().is_cuda()) cuda::unary(op, out, x);
+  else cpu::unary(op, out, x);
   return out;
 }
 
@@ -137,8 +134,8 @@ Tensor scalar_op(ScalarOp op, const Tensor& x, double s) {
   const bool bool_out = op >= ScalarOp::Eq;
   Tensor out = empty(x.sizes(), bool_out ? DType::Bool : x.dtype(), x.device());
   if (x.numel() == 0) return out;
-  require_host(op_name(op), x);
-  cpu::scalar_op(op, out, x, s);
+  if (x.device().is_cuda()) cuda::scalar_op(op, out, x, s);
+  else cpu::scalar_op(op, out, x, s);
   return out;
 }
 
@@ -153,8 +150,8 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const Shape shape = broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = empty(shape, is_comparison(op) ? DType::Bool : a.dtype(), a.device());
   if (out.numel() == 0) return out;
-  require_host(name, a);
-  cpu::binary(op, out, expand(a, shape), expand(b, shape));
+  if (a.device().is_cuda()) cuda::binary(op, out, expand(a, shape), expand(b, shape));
+  else cpu::binary(op, out, expand(a, shape), expand(b, shape));
   return out;
 }
 
@@ -166,8 +163,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   const Shape shape = broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes(), "where"), b.sizes(), "where");
   Tensor out = empty(shape, a.dtype(), a.device());
   if (out.numel() == 0) return out;
-  require_host("where", a);
-  cpu::where(out, expand(cond, shape), expand(a, shape), expand(b, shape));
+  if (a.device().is_cuda()) cuda::where(out, expand(cond, shape), expand(a, shape), expand(b, shape));
+  else cpu::where(out, expand(cond, shape), expand(a, shape), expand(b, shape));
   return out;
 }
 

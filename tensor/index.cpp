@@ -1,17 +1,16 @@
 // kernels:: entry points of the shape and index family: validate (dims, shapes, dtypes, devices, index
-// values), allocate, then hand over to the device's implementation. cat and pad are composites of copy_ and
-// fill_ into views of the output, so they run wherever those do.
+// values), allocate, then hand over to the device's implementation (tensor/cpu/index.cpp,
+// tensor/cuda/index.cu). cat and pad are composites of copy_ and fill_ into views of the output, so they run
+// wherever those do.
+#include <tuple>
+
 #include "tensor/cpu/index_kernels.h"
 #include "tensor/creation.h"
+#include "tensor/cuda/cuda_kernels.h"
 #include "tensor/kernels.h"
 
 namespace rematch::kernels {
 namespace {
-
-// CUDA kernels are the CUDA backend's issue; until they land an op on a CUDA tensor says so.
-void require_host(const char* op, const Tensor& t) {
-  REMATCH_CHECK(t.device().is_cpu(), op, ": no CUDA kernel in this build yet for ", t.describe());
-}
 
 void check_index_dtype(const char* op, const Tensor& index) {
   REMATCH_CHECK(index.defined(), op, ": undefined index");
@@ -20,7 +19,9 @@ void check_index_dtype(const char* op, const Tensor& index) {
 
 // Every index value must lie in [0, size): the error names the value, where it sits and the dim it indexes.
 void check_index_values(const char* op, const Tensor& index, int64_t dim, int64_t size, const Tensor& x) {
-  const cpu::BadIndex bad = cpu::find_bad_index(index, size);
+  cpu::BadIndex bad;
+  if (index.device().is_cuda()) std::tie(bad.position, bad.value) = cuda::find_bad_index(index, size);
+  else bad = cpu::find_bad_index(index, size);
   REMATCH_CHECK(bad.position < 0, op, ": index ", bad.value, " (at flat position ", bad.position,
                 " of index ", index.describe(), ") is out of range for dim ", dim, " of size ", size, " in ",
                 x.describe());
@@ -83,9 +84,10 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   shape[dim] = index.numel();
   Tensor out = empty(shape, x.dtype(), x.device());
   if (out.numel() == 0 && index.numel() == 0) return out;
-  require_host("index_select", x);
   check_index_values("index_select", index, dim, x.sizes()[dim], x);
-  if (out.numel() > 0) cpu::index_select(out, x, dim, index);
+  if (out.numel() == 0) return out;
+  if (x.device().is_cuda()) cuda::index_select(out, x, dim, index);
+  else cpu::index_select(out, x, dim, index);
   return out;
 }
 
@@ -100,9 +102,9 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
                   " is larger than x ", x.describe(), " in dim ", d, " (only dim ", dim, " may differ)");
   Tensor out = empty(index.sizes(), x.dtype(), x.device());
   if (out.numel() == 0) return out;
-  require_host("gather", x);
   check_index_values("gather", index, dim, x.sizes()[dim], x);
-  cpu::gather(out, x, dim, index);
+  if (x.device().is_cuda()) cuda::gather(out, x, dim, index);
+  else cpu::gather(out, x, dim, index);
   return out;
 }
 
@@ -122,9 +124,9 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   }
   Tensor out = clone(x);
   if (index.numel() == 0) return out;
-  require_host("scatter_add", x);
   check_index_values("scatter_add", index, dim, x.sizes()[dim], x);
-  cpu::scatter_add_(out, dim, index, src);
+  if (x.device().is_cuda()) cuda::scatter_add_(out, dim, index, src);
+  else cpu::scatter_add_(out, dim, index, src);
   return out;
 }
 
@@ -143,9 +145,9 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
   }
   Tensor out = clone(x);
   if (src.numel() == 0) return out;
-  require_host("index_add", x);
   check_index_values("index_add", index, dim, x.sizes()[dim], x);
-  cpu::index_add_(out, dim, index, src);
+  if (x.device().is_cuda()) cuda::index_add_(out, dim, index, src);
+  else cpu::index_add_(out, dim, index, src);
   return out;
 }
 

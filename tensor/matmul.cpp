@@ -1,7 +1,8 @@
 // kernels::matmul: validates shapes, dtypes and devices, allocates the result and hands over to the
-// device's implementation (tensor/cpu/matmul.cpp).
+// device's implementation (tensor/cpu/matmul.cpp, tensor/cuda/matmul.cu).
 #include "tensor/cpu/matmul_kernels.h"
 #include "tensor/creation.h"
+#include "tensor/cuda/cuda_kernels.h"
 #include "tensor/kernels.h"
 
 namespace rematch::kernels {
@@ -27,8 +28,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   }
   Tensor out = empty(out_shape, a.dtype(), a.device());
   if (out.numel() == 0) return out;
-  REMATCH_CHECK(a.device().is_cpu(), "matmul: no CUDA kernel in this build yet for ", a.describe());
-  cpu::matmul(out, a, b);
+  if (a.device().is_cuda()) cuda::matmul(out, a, b);
+  else cpu::matmul(out, a, b);
   return out;
 }
 

@@ -1,10 +1,11 @@
 // kernels:: reductions: normalise the dims, bring the input into an [outer, R, inner] layout (a view when the
-// reduced dims are one contiguous block of a contiguous tensor, else a permuted copy), run the CPU loop.
+// reduced dims are one contiguous block of a contiguous tensor, else a permuted copy), run the device's loop.
 #include <algorithm>
 #include <cmath>
 
 #include "tensor/cpu/reduce_kernels.h"
 #include "tensor/creation.h"
+#include "tensor/cuda/cuda_kernels.h"
 #include "tensor/kernels.h"
 
 namespace rematch::kernels {
@@ -48,8 +49,10 @@ Shape reduced_shape(const Shape& sizes, const std::vector<int64_t>& dims, bool k
   return out;
 }
 
-void require_host(const char* op, const Tensor& t) {
-  REMATCH_CHECK(t.device().is_cpu(), op, ": no CUDA kernel in this build yet for ", t.describe());
+// x contiguous, viewed as [outer, R, inner]; runs on x's device.
+void run_reduce(ReduceOp op, const Tensor& out, const Tensor& x, int64_t outer, int64_t R, int64_t inner) {
+  if (x.device().is_cuda()) cuda::reduce(op, out, x, outer, R, inner);
+  else cpu::reduce(op, out, x, outer, R, inner);
 }
 
 }  // namespace
@@ -71,7 +74,6 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims_in,
   }
   Tensor out = empty(out_shape, x.dtype(), x.device());
   if (out.numel() == 0) return out;
-  require_host(name, x);
 
   const bool block = dims.empty() || dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size());
   if (dims.empty()) {
@@ -82,7 +84,7 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims_in,
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < dims.front(); ++d) outer *= x.sizes()[d];
     for (int64_t d = dims.back() + 1; d < x.dim(); ++d) inner *= x.sizes()[d];
-    cpu::reduce(op, out, x, outer, R, inner);
+    run_reduce(op, out, x, outer, R, inner);
     return out;
   }
   std::vector<int64_t> order;
@@ -90,7 +92,7 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims_in,
     if (!std::binary_search(dims.begin(), dims.end(), d)) order.push_back(d);
   order.insert(order.end(), dims.begin(), dims.end());
   Tensor laid_out = contiguous(permute(x, order));
-  cpu::reduce(op, out, laid_out, out.numel(), R, 1);
+  run_reduce(op, out, laid_out, out.numel(), R, 1);
   return out;
 }
 
@@ -107,14 +109,14 @@ std::pair<Tensor, Tensor> reduce_with_index(ReduceOp op, const Tensor& x, int64_
   Tensor values = empty(out_shape, x.dtype(), x.device());
   Tensor indices = empty(out_shape, DType::Int64, x.device());
   if (values.numel() == 0) return {values, indices};
-  require_host(name, x);
   // Move `dim` last, keeping the other dims in order, so rows come out in the output's order.
   std::vector<int64_t> order;
   for (int64_t d = 0; d < x.dim(); ++d)
     if (d != dim) order.push_back(d);
   if (x.dim()) order.push_back(dim);
   Tensor rows = contiguous(permute(x, order));
-  cpu::reduce_with_index(op, values, indices, rows, values.numel(), R);
+  if (rows.device().is_cuda()) cuda::reduce_with_index(op, values, indices, rows, values.numel(), R);
+  else cpu::reduce_with_index(op, values, indices, rows, values.numel(), R);
   return {values, indices};
 }
 

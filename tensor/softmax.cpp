@@ -2,6 +2,7 @@
 // validate, make the inputs contiguous, allocate and hand over to the device's implementation.
 #include "tensor/cpu/softmax_kernels.h"
 #include "tensor/creation.h"
+#include "tensor/cuda/cuda_kernels.h"
 #include "tensor/kernels.h"
 
 namespace rematch::kernels {
@@ -13,17 +14,13 @@ void check_float(const char* op, const Tensor& x) {
   REMATCH_CHECK(is_floating(x.dtype()), op, ": expected a float32 or float64 tensor, got ", x.describe());
 }
 
-void require_host(const char* op, const Tensor& x) {
-  REMATCH_CHECK(x.device().is_cpu(), op, ": no CUDA kernel in this build yet for ", x.describe());
-}
-
 Tensor softmax_forward(const char* op, const Tensor& x, int64_t dim, bool log) {
   check_float(op, x);
   dim = wrap_dim(dim, x.dim(), op);
   Tensor out = empty(x.sizes(), x.dtype(), x.device());
   if (out.numel() == 0) return out;
-  require_host(op, x);
-  cpu::softmax(out, contiguous(x), dim, log);
+  if (x.device().is_cuda()) cuda::softmax(out, contiguous(x), dim, log);
+  else cpu::softmax(out, contiguous(x), dim, log);
   return out;
 }
 
@@ -36,8 +33,8 @@ Tensor softmax_grad(const char* op, const Tensor& grad, const Tensor& y, int64_t
   dim = wrap_dim(dim, y.dim(), op);
   Tensor out = empty(y.sizes(), y.dtype(), y.device());
   if (out.numel() == 0) return out;
-  require_host(op, y);
-  cpu::softmax_backward(out, contiguous(grad), contiguous(y), dim, log);
+  if (y.device().is_cuda()) cuda::softmax_backward(out, contiguous(grad), contiguous(y), dim, log);
+  else cpu::softmax_backward(out, contiguous(grad), contiguous(y), dim, log);
   return out;
 }
 
@@ -62,8 +59,8 @@ Tensor lp_normalize(const Tensor& x, int64_t dim, int p, double eps) {
   dim = wrap_dim(dim, x.dim(), "lp_normalize");
   Tensor out = empty(x.sizes(), x.dtype(), x.device());
   if (out.numel() == 0) return out;
-  require_host("lp_normalize", x);
-  cpu::lp_normalize(out, contiguous(x), dim, p, eps);
+  if (x.device().is_cuda()) cuda::lp_normalize(out, contiguous(x), dim, p, eps);
+  else cpu::lp_normalize(out, contiguous(x), dim, p, eps);
   return out;
 }
 

@@ -1,7 +1,8 @@
 // kernels::sort and kernels::topk: validate, allocate values and int64 indices, hand over to the device's
-// implementation (tensor/cpu/sort.cpp).
+// implementation (tensor/cpu/sort.cpp, tensor/cuda/sort.cu).
 #include "tensor/cpu/sort_kernels.h"
 #include "tensor/creation.h"
+#include "tensor/cuda/cuda_kernels.h"
 #include "tensor/kernels.h"
 
 namespace rematch::kernels {
@@ -19,8 +20,8 @@ std::pair<Tensor, Tensor> sorted_prefix(const char* op, const Tensor& x, int64_t
   Tensor values = empty(shape, x.dtype(), x.device());
   Tensor indices = empty(shape, DType::Int64, x.device());
   if (values.numel() == 0) return {values, indices};
-  REMATCH_CHECK(x.device().is_cpu(), op, ": no CUDA kernel in this build yet for ", x.describe());
-  cpu::sort(values, indices, contiguous(x), dim, descending, k);
+  if (x.device().is_cuda()) cuda::sort(values, indices, contiguous(x), dim, descending, k);
+  else cpu::sort(values, indices, contiguous(x), dim, descending, k);
   return {values, indices};
 }
 
