@@ -1,5 +1,6 @@
 // The driver every Sinkhorn solve goes through: shape/dtype/device checks, the device dispatch, and on the
-// CPU the OpenMP loop over problems around cpu::solve (ot/sinkhorn.cpp).
+// CPU the OpenMP loop over problems around cpu::solve (ot/sinkhorn.cpp); CUDA costs go to the fused kernels of
+// ot/cuda/ (ot/cuda/sinkhorn_cuda.h).
 #include "ot/batched.h"
 
 #include <omp.h>
@@ -12,7 +13,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "ot/cuda/sinkhorn_cuda.h"
+#include "ot/sinkhorn_kernels.h"
+
 namespace rematch::ot {
+
+// Both backends trust a shifted sum in the same range (the scaling domain fails outside it on both).
+static_assert(cuda::kSumLo<float> == cpu::kSumLo<float> && cuda::kSumHi<float> == cpu::kSumHi<float>);
+static_assert(cuda::kSumLo<double> == cpu::kSumLo<double> && cuda::kSumHi<double> == cpu::kSumHi<double>);
 
 namespace cpu {
 
@@ -76,7 +84,6 @@ template std::string check_values<double>(const ProblemView<double>&, double);
 
 namespace {
 
-
 // `t` (undefined allowed) must be [len] or [B, len] of `dtype`; `what` names it in errors.
 void check_per_problem(const char* op, const char* what, const Tensor& t, const Tensor& C, int64_t len) {
   if (!t.defined()) return;
@@ -99,8 +106,8 @@ Tensor uniform_weights(int64_t B, int64_t len, const std::vector<int64_t>& sizes
   return kernels::cast(from_vector(w, {B, len}), dtype);
 }
 
-// Host, contiguous, detached (the solver reads raw memory; the plan is a constant target).
-Tensor host_view(const Tensor& t) { return t.defined() ? kernels::contiguous(t.detach()) : t; }
+// Contiguous and detached, on the tensor's device (the solvers read raw memory; the plan is a constant target).
+Tensor solver_view(const Tensor& t) { return t.defined() ? kernels::contiguous(t.detach()) : t; }
 
 template <typename T>
 std::vector<cpu::ProblemStats> solve_cpu_typed(const Tensor& C, const Tensor& a, const Tensor& b, const Tensor& mask,
@@ -159,6 +166,23 @@ std::vector<cpu::ProblemStats> solve_cpu_typed(const Tensor& C, const Tensor& a,
   return stats;
 }
 
+// Per-problem results into `out`; the first problem with an error (in batch order) is thrown, "problem k of B"
+// named when `name_problem`.
+void collect(const char* op, const std::vector<cpu::ProblemStats>& stats, bool name_problem,
+             BatchedSinkhornResult& out) {
+  const int64_t B = static_cast<int64_t>(stats.size());
+  for (int64_t k = 0; k < B; ++k) {
+    const cpu::ProblemStats& s = stats[k];
+    if (!s.error.empty()) {
+      if (name_problem) REMATCH_FAIL(op, ": problem ", k, " of ", B, ": ", s.error);
+      REMATCH_FAIL(op, ": ", s.error);
+    }
+    out.iterations.push_back(s.iterations);
+    out.marginal_error.push_back(s.marginal_error);
+    out.converged.push_back(s.converged ? 1 : 0);
+  }
+}
+
 // The CPU backend of solve_batched: inputs already checked for shape, dtype and device.
 BatchedSinkhornResult solve_cpu(const char* op, const Tensor& C, const Tensor& a, const Tensor& b,
                                 const SinkhornOptions& o, const ProblemSizes& sizes, bool name_problem) {
@@ -170,24 +194,35 @@ BatchedSinkhornResult solve_cpu(const char* op, const Tensor& C, const Tensor& a
   out.plan = padded ? zeros({B, n, m}, dt) : empty({B, n, m}, dt);
   out.f = padded ? zeros({B, n}, dt) : empty({B, n}, dt);
   out.g = padded ? zeros({B, m}, dt) : empty({B, m}, dt);
-  const Tensor Ch = host_view(C);
-  const Tensor ah = a.defined() ? host_view(a) : uniform_weights(B, n, sizes.rows, dt);
-  const Tensor bh = b.defined() ? host_view(b) : uniform_weights(B, m, sizes.cols, dt);
-  const Tensor mh = host_view(o.mask), f0h = host_view(o.f0), g0h = host_view(o.g0);
+  const Tensor Ch = solver_view(C);
+  const Tensor ah = a.defined() ? solver_view(a) : uniform_weights(B, n, sizes.rows, dt);
+  const Tensor bh = b.defined() ? solver_view(b) : uniform_weights(B, m, sizes.cols, dt);
+  const Tensor mh = solver_view(o.mask), f0h = solver_view(o.f0), g0h = solver_view(o.g0);
   const std::vector<cpu::ProblemStats> stats = dispatch_float(op, dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     return solve_cpu_typed<T>(Ch, ah, bh, mh, f0h, g0h, o, sizes.rows, sizes.cols, out);
   });
-  for (int64_t k = 0; k < B; ++k) {
-    const cpu::ProblemStats& s = stats[k];
-    if (!s.error.empty()) {
-      if (name_problem) REMATCH_FAIL(op, ": problem ", k, " of ", B, ": ", s.error);
-      REMATCH_FAIL(op, ": ", s.error);
-    }
-    out.iterations.push_back(s.iterations);
-    out.marginal_error.push_back(s.marginal_error);
-    out.converged.push_back(s.converged ? 1 : 0);
-  }
+  collect(op, stats, name_problem, out);
+  return out;
+}
+
+// The CUDA backend of solve_batched, with solve_cpu's contract, on the kernels of ot/cuda/. Uniform weights are
+// made on the host and copied; the kernels write every entry of the outputs.
+BatchedSinkhornResult solve_cuda(const char* op, const Tensor& C, const Tensor& a, const Tensor& b,
+                                 const SinkhornOptions& o, const ProblemSizes& sizes, bool name_problem) {
+  const int64_t B = C.size(0), n = C.size(1), m = C.size(2);
+  const DType dt = C.dtype();
+  const Device dev = C.device();
+  BatchedSinkhornResult out;
+  out.plan = empty({B, n, m}, dt, dev);
+  out.f = empty({B, n}, dt, dev);
+  out.g = empty({B, m}, dt, dev);
+  const Tensor ad = a.defined() ? solver_view(a) : kernels::to_device(uniform_weights(B, n, sizes.rows, dt), dev);
+  const Tensor bd = b.defined() ? solver_view(b) : kernels::to_device(uniform_weights(B, m, sizes.cols, dt), dev);
+  const std::vector<cpu::ProblemStats> stats = cuda::solve(solver_view(C), ad, bd, solver_view(o.mask),
+                                                           solver_view(o.f0), solver_view(o.g0), o, sizes.rows,
+                                                           sizes.cols, out);
+  collect(op, stats, name_problem, out);
   return out;
 }
 
@@ -230,9 +265,7 @@ BatchedSinkhornResult solve_batched_impl(const char* op, const Tensor& C, const 
                   ", but one is ", t->describe());
 
   // The device dispatch point of ot/: every solve reaches the backend from here.
-  if (C.device().is_cuda())
-    REMATCH_FAIL(op, ": the cost is on ", C.device().str(), " but the CUDA Sinkhorn kernels are not built yet; "
-                 "solve on the cpu (kernels::to_device(C, Device::cpu()))");
+  if (C.device().is_cuda()) return solve_cuda(op, C, a, b, o, sizes, name_problem);
   return solve_cpu(op, C, a, b, o, sizes, name_problem);
 }
 
