@@ -84,11 +84,15 @@ void rcsl_defaults(TrainConfig& c) {
   set_if_unset(c.mine_epoch, int64_t{25});
   set_if_unset(c.learning_rate, 5e-4);
   set_if_unset(c.tau, 0.03);
-  set_if_unset(c.unpaired_keep, c.preset == "coco" ? 0.2 : 1.0);
+  // The code tests `'coco' in data_path`; a COCO preset or data set name does here.
+  const bool coco = c.preset == "coco" || c.data_name.find("coco") != std::string::npos;
+  set_if_unset(c.unpaired_keep, coco ? 0.2 : 1.0);
   set_if_unset(c.warmup_epoch, c.method == "rcsl-nc" ? int64_t{5} : int64_t{0});
   set_if_unset(c.lr_update, int64_t{0});
   if (c.lr_milestones.empty()) c.lr_milestones = {15, 30, 45};
   if (c.method == "rcsl") {
+    // RCSL draws its semi-paired split with NumPy seed 123 whatever the run's seed (§3.1).
+    set_if_unset(c.noise_seed, int64_t{123});
     if (c.paired_length < 0)
       REMATCH_FAIL("--method rcsl needs --paired_length (the number of images that keep their captions, e.g. "
                    "500, 1000, 2000 or 5000 as RCSL's train.sh)");

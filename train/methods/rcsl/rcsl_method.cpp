@@ -1,0 +1,416 @@
+#include "train/methods/rcsl/rcsl_method.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <sstream>
+
+#include "autograd/autograd.h"
+#include "models/augment.h"
+#include "train/data/batcher.h"
+#include "train/data/semi_paired.h"
+#include "train/eval/retrieval_metrics.h"
+#include "train/losses/retrieval_losses.h"
+#include "train/methods/pairs/pairs_method.h"
+#include "train/methods/rcsl/rcsl_losses.h"
+#include "train/methods/rcsl/vse_encoding.h"
+#include "train/methods/rcsl/word_vectors.h"
+#include "train/mixture/beta_mixture.h"
+
+namespace rematch::train {
+namespace {
+
+using Json = nlohmann::json;
+
+// The per-epoch random draws each come from their own Philox stream (key = a seed derived from the run seed and
+// the stream), at an offset fixed by the epoch, so any epoch can be replayed alone and streams never overlap.
+enum Stream : uint64_t { kKeepStream = 1, kPlanStream = 2, kSplitStream = 3, kMixtureStream = 4, kAugmentStream = 5 };
+constexpr int kEpochOffsetBits = 40;  // as data/batcher.cpp
+
+uint64_t stream_seed(uint64_t seed, uint64_t stream) {
+  // splitmix64 of the pair: nearby run seeds give unrelated streams.
+  uint64_t z = seed + stream * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Padded word ids [B, L_max] and lengths [B] of the given captions, in the given order.
+std::pair<Tensor, Tensor> caption_batch(const data::PrecompDataset& ds, const std::vector<int64_t>& captions) {
+  std::vector<int64_t> lengths;
+  for (int64_t c : captions) lengths.push_back(ds.caption_length(c));
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  std::vector<int64_t> ids(captions.size() * static_cast<size_t>(longest), data::Vocabulary::kPad);
+  for (size_t i = 0; i < captions.size(); ++i)
+    std::copy_n(ds.caption_ids(captions[i]), lengths[i], ids.begin() + static_cast<std::ptrdiff_t>(i) * longest);
+  return {from_vector(ids, {static_cast<int64_t>(captions.size()), longest}), from_vector(lengths)};
+}
+
+Tensor full_lengths(int64_t batch, int64_t regions) {
+  return full({batch}, static_cast<double>(regions), DType::Int64);
+}
+
+const char* stage_name(bool mining) { return mining ? "mining" : "learning"; }
+
+}  // namespace
+
+RcslMethod::RcslMethod(const TrainConfig& config, const RcslOptions& options, std::ostream& log)
+    : config_(config),
+      options_(options),
+      log_(log),
+      // RCSL appends <mask> to the vocabulary unless the embedding comes from GloVe (<unk> masks then, §3.1).
+      data_(load_pairs_data(config, options.word_vectors.empty(), log)),
+      device_(Device::parse(config.device)),
+      model_gen_(options.seed),
+      augment_gen_(stream_seed(options.seed, kAugmentStream)) {
+  const data::PrecompDataset& train = *data_.train;
+  if (options_.noisy_correspondence) {
+    correspondence_ = data_.correspondence;
+    log_ << "rcsl-nc: " << options_.warmup_epochs << " warm-up epochs on all pairs as paired, then each epoch a "
+         << "Beta-mixture split of the per-sample losses (--split_loss " << options_.split_loss
+         << "): clean => paired, noisy => unpaired\n";
+  } else {
+    const data::SemiPairedSplit split =
+        data::semi_paired_split(train.num_images(), train.im_div(), options_.paired_length, options_.split_seed);
+    correspondence_ = split.correspondence;
+    log_ << "rcsl: semi-paired split (" << correspondence_.source << "): " << split.paired_captions.size()
+         << " paired / " << split.unpaired_captions.size() << " unpaired training captions\n";
+  }
+  mask_id_ = options_.word_vectors.empty() ? data_.vocab.id("<mask>") : data::Vocabulary::kUnk;
+
+  models::VseConfig mc;
+  mc.vocab_size = data_.vocab.size();
+  mc.img_dim = train.feature_dim();
+  mc.word_dim = options_.word_dim;
+  mc.embed_size = options_.embed_size;
+  model_ = std::make_unique<models::VseModel>(mc, DType::Float32, &model_gen_);
+  if (options_.word_vectors.empty()) {
+    log_ << "word vectors: none given (--word_vectors); the word embedding keeps its uniform U(-0.1, 0.1) "
+            "initialisation (the official runs use GloVe 840B-300d)\n";
+  } else {
+    const rcsl::WordVectorStats s =
+        rcsl::load_word_vectors(options_.word_vectors, data_.vocab, model_->txt_enc().word_embeddings());
+    log_ << "word vectors: " << s.found << " of " << s.vocabulary << " vocabulary words found in "
+         << options_.word_vectors << " (" << s.file_words << " vectors); the others keep U(-0.1, 0.1)\n";
+  }
+  model_->to(device_);
+  new_optimizer(Stage::Learning);
+  log_ << "model: VSE embed " << mc.embed_size << ", word_dim " << mc.word_dim << ", vocabulary " << mc.vocab_size
+       << ", " << model_->parameter_count() << " parameters on " << device_.str() << "\n";
+}
+
+bool RcslMethod::mining(int64_t epoch) const { return !options_.paired_only_triplet && epoch >= options_.mine_epoch; }
+
+// The stage's schedule counts epochs from 1 at the stage's first epoch and is stepped once here, so a milestone
+// falling on that first epoch applies to it, as adjust_learning_rate does right after the optimizer reset; each
+// end_epoch steps it to the next epoch. lr(e) = lr₀ · 0.1^#{milestones m : stage start <= m <= e}.
+void RcslMethod::new_optimizer(Stage stage) {
+  const int64_t start = stage == Stage::Mining ? options_.mine_epoch : 0;
+  std::vector<int64_t> milestones;
+  for (int64_t m : options_.lr_milestones)
+    if (m >= start) milestones.push_back(m - start + 1);
+  schedule_.reset();
+  optimizer_ = std::make_unique<nn::AdamW>(model_->parameters(), options_.learning_rate, nn::AdamBetas{}, 1e-8,
+                                           options_.weight_decay);
+  schedule_ = std::make_unique<nn::MultiStepLR>(*optimizer_, milestones, 0.1);
+  schedule_->step();
+  stage_ = stage;
+}
+
+Tensor RcslMethod::encode_train_images() {
+  std::vector<int64_t> rows(static_cast<size_t>(data_.train->num_images()));
+  std::iota(rows.begin(), rows.end(), 0);
+  return rcsl::encode_image_rows(*model_, *data_.train, rows, options_.eval_block);
+}
+
+std::vector<uint8_t> RcslMethod::split_labels(int64_t epoch, const Tensor& image_embs, const Tensor& caption_embs) {
+  // L2RM's per-sample loss (§1.3) on shuffled batches; in eval mode an embedding does not depend on its batch,
+  // so the batches' similarity matrices come from the whole-set encodings.
+  data::BatcherOptions o;
+  o.batch_size = options_.batch_size;
+  o.seed = stream_seed(options_.seed, kSplitStream);
+  const data::Batcher loader(*data_.train, o, correspondence_.caption_to_row);
+  const losses::SplitLoss kind = losses::parse_split_loss(options_.split_loss);
+  std::vector<double> per_sample(static_cast<size_t>(data_.train->num_captions()), 0.0);
+  NoGradGuard no_grad;
+  for (const std::vector<int64_t>& captions : loader.epoch_plan(epoch)) {
+    std::vector<int64_t> rows;
+    for (int64_t c : captions) rows.push_back(correspondence_.caption_to_row[static_cast<size_t>(c)]);
+    const Tensor S =
+        matmul(index_select(image_embs, 0, from_vector(rows, {}, image_embs.device())),
+               transpose(index_select(caption_embs, 0, from_vector(captions, {}, image_embs.device())), 0, 1));
+    const std::vector<double> l =
+        to(losses::per_sample_split_loss(S, options_.margin, kind), DType::Float64).to_vector<double>();
+    for (size_t i = 0; i < captions.size(); ++i) per_sample[static_cast<size_t>(captions[i])] = l[i];
+  }
+  const mixture::BetaMixtureResult mix =
+      mixture::fit_beta_mixture(per_sample, stream_seed(options_.seed, kMixtureStream) + static_cast<uint64_t>(epoch));
+  const data::SplitQuality q = data::split_quality(mix.clean, correspondence_.clean);
+  const int64_t n_clean = std::count(mix.clean.begin(), mix.clean.end(), 1);
+  epoch_info_.stats["clean_size"] = static_cast<double>(n_clean);
+  epoch_info_.stats["clean_precision"] = q.clean_precision;
+  epoch_info_.stats["clean_recall"] = q.clean_recall;
+  epoch_info_.stats["split_accuracy"] = q.accuracy;
+  return mix.clean;
+}
+
+std::vector<std::vector<int64_t>> RcslMethod::epoch_plan(int64_t epoch) const {
+  const int64_t n_cap = data_.train->num_captions();
+  const bool keep_all_unpaired = mining(epoch) || options_.unpaired_keep >= 1;
+  std::vector<double> u;
+  if (!options_.paired_only_triplet && !keep_all_unpaired) {
+    // re_sort: each unpaired caption kept with probability unpaired_keep (the code: random() > 0.8).
+    Generator gen(stream_seed(options_.seed, kKeepStream));
+    gen.set_state({gen.seed(), static_cast<uint64_t>(epoch) << kEpochOffsetBits});
+    u = rand({n_cap}, DType::Float64, Device::cpu(), &gen).to_vector<double>();
+  }
+  std::vector<int64_t> captions;
+  for (int64_t c = 0; c < n_cap; ++c) {
+    const bool paired = labels_[static_cast<size_t>(c)] != 0;
+    if (paired ||
+        (!options_.paired_only_triplet && (keep_all_unpaired || u[static_cast<size_t>(c)] < options_.unpaired_keep)))
+      captions.push_back(c);
+  }
+  if (captions.empty()) return {};
+  data::BatcherOptions o;
+  o.batch_size = options_.batch_size;
+  o.seed = stream_seed(options_.seed, kPlanStream);
+  std::vector<std::vector<int64_t>> plan =
+      data::Batcher(*data_.train, o, correspondence_.caption_to_row, captions).epoch_plan(epoch);
+  // train_emb sorts each batch paired-first (tindex + findex).
+  for (auto& batch : plan)
+    std::stable_partition(batch.begin(), batch.end(), [&](int64_t c) { return labels_[static_cast<size_t>(c)] != 0; });
+  return plan;
+}
+
+EpochInfo RcslMethod::begin_epoch(int64_t epoch) {
+  REMATCH_CHECK(epoch >= 0 && epoch < options_.num_epochs, name(), ": epoch ", epoch, " is outside [0, ",
+                options_.num_epochs, ")");
+  epoch_ = epoch;
+  epoch_info_ = EpochInfo{};
+  const bool warmup = options_.noisy_correspondence && epoch < options_.warmup_epochs;
+  epoch_info_.phase = warmup ? "warmup" : stage_name(mining(epoch));
+  // train.py: at MineEpoch the optimizer is re-created (lr back to the base rate, moments reset).
+  if (stage_of(epoch) != stage_) new_optimizer(stage_of(epoch));
+
+  const bool build_bank = mining(epoch) && (bank_.empty() || options_.refresh_bank_every_epoch);
+  Tensor image_embs, caption_embs;
+  if ((options_.noisy_correspondence && !warmup) || build_bank) {
+    image_embs = encode_train_images();
+    caption_embs = rcsl::encode_all_captions(*model_, *data_.train, options_.eval_block);
+  }
+  if (!options_.noisy_correspondence)
+    labels_ = correspondence_.clean;
+  else if (warmup)
+    labels_.assign(static_cast<size_t>(data_.train->num_captions()), 1);
+  else
+    labels_ = split_labels(epoch, image_embs, caption_embs);
+
+  if (build_bank) {
+    const rcsl::BankPairing pairing =
+        rcsl::bank_pairing(correspondence_.caption_to_row, labels_, data_.train->num_images());
+    bank_ = rcsl::build_memory_bank(image_embs, caption_embs, pairing, options_.bank_block);
+    const rcsl::BankAccuracy a = rcsl::bank_accuracy(bank_, pairing, data_.train->im_div());
+    auto ratio = [](int64_t x, int64_t n) { return n == 0 ? 0.0 : static_cast<double>(x) / static_cast<double>(n); };
+    epoch_info_.stats["bank_i2t_accuracy"] = ratio(a.image_correct, a.image_total);
+    epoch_info_.stats["bank_t2i_accuracy"] = ratio(a.caption_correct, a.caption_total);
+    log_ << name() << ": memory bank built at epoch " << epoch + 1 << ": " << a.image_correct << " of " << a.image_total
+         << " unpaired images and " << a.caption_correct << " of " << a.caption_total
+         << " unpaired captions mined their true partner\n";
+  }
+
+  plan_ = epoch_plan(epoch);
+  int64_t n_paired = 0, n_epoch = 0;
+  for (const auto& batch : plan_) {
+    n_epoch += static_cast<int64_t>(batch.size());
+    for (int64_t c : batch) n_paired += labels_[static_cast<size_t>(c)];
+  }
+  epoch_info_.steps = static_cast<int64_t>(plan_.size());
+  epoch_info_.stats["paired_captions"] = static_cast<double>(n_paired);
+  epoch_info_.stats["epoch_captions"] = static_cast<double>(n_epoch);
+  return epoch_info_;
+}
+
+StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
+  REMATCH_CHECK(epoch == epoch_ && step >= 0 && step < static_cast<int64_t>(plan_.size()), name(), ": step ", step,
+                " of epoch ", epoch, " is outside the epoch in progress (", epoch_, ", ", plan_.size(), " steps)");
+  const data::PrecompDataset& train = *data_.train;
+  const std::vector<int64_t>& captions = plan_[static_cast<size_t>(step)];
+  const int64_t batch = static_cast<int64_t>(captions.size());
+  int64_t num_paired = 0;
+  std::vector<int64_t> rows;
+  for (int64_t c : captions) {
+    num_paired += labels_[static_cast<size_t>(c)];
+    rows.push_back(correspondence_.caption_to_row[static_cast<size_t>(c)]);
+  }
+
+  // View 0: the batch's pairs, augmented (§3.1).
+  Tensor regions = train.images(rows), region_lengths = full_lengths(batch, train.num_regions());
+  auto [ids, lengths] = caption_batch(train, captions);
+  if (options_.augment) {
+    const models::PaddedBatch r = models::augment_region_batch(regions, Tensor(), augment_gen_);
+    const models::PaddedBatch t =
+        models::augment_caption_batch(ids, lengths, data_.vocab.size(), mask_id_, augment_gen_);
+    regions = r.data;
+    region_lengths = r.lengths;
+    ids = t.data;
+    lengths = t.lengths;
+  }
+  model_->train();
+  const models::VseEmbeddings view0 = model_->forward(to(regions, device_), region_lengths, to(ids, device_), lengths);
+
+  StepResult result;
+  result.pairs = batch;
+  result.parts["paired"] = static_cast<double>(num_paired);
+  std::vector<std::pair<std::string, Tensor>> terms;
+  if (num_paired > 0) {
+    terms.emplace_back("trl", rcsl::paired_triplet_loss(models::VseModel::similarity(view0.images, view0.captions),
+                                                        num_paired, options_.margin));
+    if (!options_.paired_only_triplet)
+      terms.emplace_back("reg", rcsl::regularization_loss(view0.images, view0.captions, num_paired));
+  }
+  if (mining(epoch)) {
+    REMATCH_CHECK(!bank_.empty(), name(), ": epoch ", epoch, " mines pseudo pairs but no memory bank was built");
+    // View 1: the mined image of each caption and the mined caption of each image row, un-augmented (§3.4).
+    std::vector<int64_t> mined_rows, mined_captions;
+    for (size_t i = 0; i < captions.size(); ++i) {
+      mined_rows.push_back(bank_.caption_to_image[static_cast<size_t>(captions[i])]);
+      mined_captions.push_back(bank_.image_to_caption[static_cast<size_t>(rows[i])]);
+    }
+    const auto [mined_ids, mined_lengths] = caption_batch(train, mined_captions);
+    const models::VseEmbeddings view1 =
+        model_->forward(to(train.images(mined_rows), device_), full_lengths(batch, train.num_regions()),
+                        to(mined_ids, device_), mined_lengths);
+    terms.emplace_back(
+        "rcm", rcsl::rcm_loss(view0.images, view0.captions, view1.images, view1.captions, num_paired, options_.tau));
+  }
+  if (terms.empty()) return result;  // no paired sample and no mining: train_emb skips the update
+
+  Tensor loss;
+  for (const auto& [term, value] : terms) {
+    const double v = value.item<double>();
+    check_finite_loss(name(), epoch, step, term, v);
+    result.parts[term] = v;
+    loss = loss.defined() ? add(loss, value) : value;
+  }
+  result.loss = loss.item<double>();
+  check_finite_loss(name(), epoch, step, "total", result.loss);
+  optimizer_->zero_grad();
+  backward(loss);
+  if (options_.grad_clip > 0) nn::clip_grad_norm_(model_->parameters(), options_.grad_clip);
+  optimizer_->step();
+  return result;
+}
+
+void RcslMethod::end_epoch(int64_t epoch) {
+  REMATCH_CHECK(epoch == epoch_, name(), ": end_epoch(", epoch, ") but the epoch in progress is ", epoch_);
+  schedule_->step();
+}
+
+EvalResult RcslMethod::validate() {
+  const data::PrecompDataset& dev = *data_.dev;
+  const Tensor sims = rcsl::split_similarities(*model_, dev, options_.eval_block);
+  return eval_result(eval::retrieval_metrics(sims, dev.captions_per_image()), "dev");
+}
+
+EvalResult RcslMethod::test() {
+  const data::PrecompDataset& t = *data_.test;
+  const Tensor sims = rcsl::split_similarities(*model_, t, options_.eval_block);
+  const eval::RetrievalMetrics whole = eval::retrieval_metrics(sims, t.captions_per_image());
+  if (!config_.coco_folds) return eval_result(whole, config_.test_split);
+  EvalResult r = eval_result(eval::mean_metrics(eval::per_fold_metrics(sims, t.captions_per_image(), 5)),
+                             config_.test_split + " 5-fold 1K (mean over folds)");
+  const EvalResult full = eval_result(whole, config_.test_split + " full");
+  for (const auto& [k, v] : full.metrics) r.metrics["full_" + k] = v;
+  r.table += "\n" + full.table;
+  return r;
+}
+
+void RcslMethod::save_state(TrainingState& s) const {
+  s.put_module("model.", *model_);
+  s.put_optimizer("optim.", *optimizer_);
+  s.put_schedule("schedule.", *schedule_);
+  s.put_entry("rcsl.stage", stage_name(stage_ == Stage::Mining));
+  s.put_generator("rng.model", model_gen_);
+  s.put_generator("rng.augment", augment_gen_);
+  s.put_int("rcsl.epoch", epoch_);
+  rcsl::save_memory_bank(s, "rcsl.bank.", bank_);
+  if (epoch_ < 0) return;
+  s.put_int_vector("rcsl.labels", std::vector<int64_t>(labels_.begin(), labels_.end()));
+  std::vector<int64_t> flat, sizes;
+  for (const auto& batch : plan_) {
+    flat.insert(flat.end(), batch.begin(), batch.end());
+    sizes.push_back(static_cast<int64_t>(batch.size()));
+  }
+  s.put_int_vector("rcsl.plan.captions", flat);
+  s.put_int_vector("rcsl.plan.sizes", sizes);
+  s.put_entry("rcsl.epoch_info",
+              Json{{"phase", epoch_info_.phase}, {"steps", epoch_info_.steps}, {"stats", epoch_info_.stats}}.dump());
+}
+
+void RcslMethod::load_state(const TrainingState& s) {
+  const std::string& stage = s.get_entry("rcsl.stage");
+  REMATCH_CHECK(stage == "learning" || stage == "mining", s.source(), ": entry 'rcsl.stage' is '", stage,
+                "', expected learning or mining");
+  new_optimizer(stage == "mining" ? Stage::Mining : Stage::Learning);
+  s.get_module("model.", *model_);
+  s.get_optimizer("optim.", *optimizer_);
+  s.get_schedule("schedule.", *schedule_);
+  s.get_generator("rng.model", model_gen_);
+  s.get_generator("rng.augment", augment_gen_);
+  epoch_ = s.get_int("rcsl.epoch");
+  const int64_t n_cap = data_.train->num_captions();
+  bank_ = rcsl::load_memory_bank(s, "rcsl.bank.", data_.train->num_images(), n_cap);
+  if (epoch_ < 0) return;
+  const std::vector<int64_t> labels = s.get_int_vector("rcsl.labels");
+  REMATCH_CHECK(static_cast<int64_t>(labels.size()) == n_cap, s.source(), ": 'rcsl.labels' has ", labels.size(),
+                " entries for ", n_cap, " training captions");
+  labels_.assign(labels.begin(), labels.end());
+  const std::vector<int64_t> flat = s.get_int_vector("rcsl.plan.captions");
+  const std::vector<int64_t> sizes = s.get_int_vector("rcsl.plan.sizes");
+  plan_.clear();
+  size_t at = 0;
+  for (int64_t size : sizes) {
+    REMATCH_CHECK(size >= 1 && at + static_cast<size_t>(size) <= flat.size(), s.source(),
+                  ": 'rcsl.plan.sizes' does not fit 'rcsl.plan.captions' (", flat.size(), " captions)");
+    plan_.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(at),
+                       flat.begin() + static_cast<std::ptrdiff_t>(at + static_cast<size_t>(size)));
+    at += static_cast<size_t>(size);
+  }
+  for (int64_t c : flat)
+    REMATCH_CHECK(c >= 0 && c < n_cap, s.source(), ": 'rcsl.plan.captions' names caption ", c, ", outside [0, ", n_cap,
+                  ")");
+  try {
+    const Json j = Json::parse(s.get_entry("rcsl.epoch_info"));
+    epoch_info_ =
+        EpochInfo{j.at("phase").get<std::string>(), j.at("steps").get<int64_t>(), j.at("stats").get<Scalars>()};
+  } catch (const Json::exception& e) {
+    REMATCH_FAIL(s.source(), ": entry 'rcsl.epoch_info' is malformed: ", e.what());
+  }
+}
+
+void RcslMethod::write_run_files(const std::string& dir) { data::save_noise(correspondence_, dir); }
+
+std::string RcslMethod::results_notes() const {
+  std::ostringstream s;
+  if (options_.noisy_correspondence)
+    s << "- rcsl-nc: " << correspondence_.source << "; " << options_.warmup_epochs
+      << " warm-up epochs, then a per-epoch Beta-mixture split (clean => paired, our reading of the paper)\n";
+  else
+    s << "- semi-paired split: " << correspondence_.source << ", "
+      << correspondence_.num_captions() - correspondence_.num_noisy() << " paired / " << correspondence_.num_noisy()
+      << " unpaired training captions\n";
+  for (const char* k :
+       {"clean_precision", "clean_recall", "split_accuracy", "bank_i2t_accuracy", "bank_t2i_accuracy"}) {
+    const auto it = epoch_info_.stats.find(k);
+    if (it != epoch_info_.stats.end()) s << "- " << k << " (epoch " << epoch_ + 1 << "): " << it->second << "\n";
+  }
+  return s.str();
+}
+
+std::unique_ptr<Method> make_rcsl_method(const TrainConfig& config, std::ostream& log) {
+  const RcslOptions options = rcsl_options(config);
+  return std::make_unique<RcslMethod>(config, options, log);
+}
+
+}  // namespace rematch::train
