@@ -39,7 +39,7 @@ void add_flags(CLI::App& cmd, TrainConfig& c) {
   opt("warmup_epoch", c.warmup_epoch, "Warm-up epochs (l2rm, rcsl-nc, uotrcl)");
   opt("learning_rate", c.learning_rate, "Base learning rate (default per method/preset)");
   opt("lr_update", c.lr_update, "Multiply the learning rate by 0.1 every lr_update epochs (after warm-up)");
-  opt("grad_clip", c.grad_clip, "Clip the global gradient norm (0: off)")->capture_default_str();
+  opt("grad_clip", c.grad_clip, "Clip the global gradient norm (0: off; default 2, uotrcl 0)");
   opt("module_name", c.module_name, "SGR | SAF")->capture_default_str();
   opt("embed_size", c.embed_size, "Joint embedding size")->capture_default_str();
   opt("word_dim", c.word_dim, "Word embedding size")->capture_default_str();
@@ -88,6 +88,12 @@ void add_flags(CLI::App& cmd, TrainConfig& c) {
   opt("lc_iters", c.lc_iters, "UOT-RCL label-correction Sinkhorn iterations")->capture_default_str();
   opt("rel_eps", c.rel_eps, "UOT-RCL relation OT ε (docs/uotrcl-choices.md)");
   opt("rel_iters", c.rel_iters, "UOT-RCL relation OT iterations")->capture_default_str();
+  opt("lc_eps_scale", c.lc_eps_scale, "UOT-RCL label-correction ε: fixed (cost units) | mean (× mean cost)")
+      ->capture_default_str();
+  opt("lc_corner", c.lc_corner, "UOT-RCL price of the dummy corner (> 0 removes Eq. 13's slack)")->capture_default_str();
+  opt("rel_cost_norm", c.rel_cost_norm, "UOT-RCL relation OT cost: mean (divided by its mean) | none")
+      ->capture_default_str();
+  opt("target_update", c.target_update, "UOT-RCL target moving average (Eq. 9): epoch | batch")->capture_default_str();
   opt("run_dir", c.run_dir, "Run folder (default runs/<method>-<date>-<time>)");
   opt("resume", c.resume, "Continue the interrupted run in this folder, with its saved settings");
   cmd.add_flag("--overwrite", c.overwrite, "Replace an earlier run in --run_dir");

@@ -5,6 +5,7 @@
 #include "train/methods/pairs/l2rm_method.h"
 #include "train/methods/pairs/pairs_method.h"
 #include "train/methods/rcsl/rcsl_method.h"
+#include "train/methods/uotrcl/uotrcl_method.h"
 
 namespace rematch::train {
 
@@ -13,6 +14,7 @@ std::unique_ptr<Method> make_method(const TrainConfig& config, std::ostream& log
   if (m == "triplet" || m == "infonce" || m == "rcl") return make_pairs_method(config, log);
   if (m == "l2rm") return make_l2rm_method(config, log);
   if (m == "rcsl" || m == "rcsl-nc") return make_rcsl_method(config, log);
+  if (m == "uotrcl") return make_uotrcl_method(config, log);
   REMATCH_FAIL("--method ", m, " is not available in this build");
 }
 

@@ -39,7 +39,7 @@ struct TrainConfig {
   int64_t warmup_epoch = -1;
   double learning_rate = std::numeric_limits<double>::quiet_NaN();
   int64_t lr_update = -1;      // ×0.1 every lr_update epochs
-  double grad_clip = 2.0;      // global norm clip (0 = off)
+  double grad_clip = std::numeric_limits<double>::quiet_NaN();  // global norm clip (0 = off): 2 (SGRAF, RCSL), 0 (uotrcl)
 
   // ---- SGR / SAF backbone (triplet, infonce, rcl, l2rm) -----------------------------------------------------
   std::string module_name = "SGR";  // SGR | SAF
@@ -92,6 +92,10 @@ struct TrainConfig {
   int64_t lc_iters = 1000;
   double rel_eps = std::numeric_limits<double>::quiet_NaN();  // relation OT ε
   int64_t rel_iters = 100;
+  std::string lc_eps_scale = "fixed";   // fixed: lc_eps in cost units | mean: lc_eps × mean(C_S)
+  double lc_corner = 0;                 // price of the dummy corner (> 0 removes Eq. 13's slack)
+  std::string rel_cost_norm = "mean";   // mean: relation OT on C^R / mean(C^R) | none
+  std::string target_update = "epoch";  // Eq. 9 moving average once per epoch | per batch
 
   // ---- run --------------------------------------------------------------------------------------------------
   std::string run_dir;              // "" = runs/<method>-<YYYYmmdd-HHMMSS>

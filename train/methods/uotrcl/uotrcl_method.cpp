@@ -1,0 +1,346 @@
+#include "train/methods/uotrcl/uotrcl_method.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "train/eval/map_metric.h"
+#include "train/run/plots.h"
+
+namespace rematch::train {
+namespace {
+
+// Share of rows whose argmax equals the label ([N, K] host values, ties: the lower class).
+double argmax_accuracy(const Tensor& rows, const std::vector<int64_t>& labels) {
+  const int64_t n = rows.size(0), K = rows.size(1);
+  const std::vector<double> v = rows.to_vector<double>();
+  int64_t hits = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto row = v.begin() + i * K;
+    hits += std::max_element(row, row + K) - row == labels[static_cast<size_t>(i)];
+  }
+  return n > 0 ? static_cast<double>(hits) / static_cast<double>(n) : 0.0;
+}
+
+double agreement(const std::vector<int64_t>& labels, const std::vector<int64_t>& clean) {
+  int64_t hits = 0;
+  for (size_t i = 0; i < labels.size(); ++i) hits += labels[i] == clean[i];
+  return labels.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(labels.size());
+}
+
+std::string stats_json(const EpochInfo& info) {
+  nlohmann::json j;
+  j["phase"] = info.phase;
+  j["steps"] = info.steps;
+  j["stats"] = info.stats;
+  return j.dump();
+}
+
+EpochInfo stats_from_json(const std::string& text, const std::string& source) {
+  EpochInfo info;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    info.phase = j.at("phase").get<std::string>();
+    info.steps = j.at("steps").get<int64_t>();
+    info.stats = j.at("stats").get<Scalars>();
+  } catch (const nlohmann::json::exception& e) {
+    REMATCH_FAIL(source, ": entry uotrcl.epoch_info is malformed (", e.what(), ")");
+  }
+  return info;
+}
+
+}  // namespace
+
+UotrclMethod::UotrclMethod(const UotrclOptions& options, data::LabeledDataset data, std::ostream& log)
+    : options_(options), data_(std::move(data)), log_(log), num_classes_(data_.num_classes),
+      shuffle_gen_(options.seed + 1) {
+  const int64_t n = data_.train.size();
+  REMATCH_CHECK(n > 1 && num_classes_ > 0, "uotrcl: ", data_.source, " has ", n, " training pairs and ",
+                num_classes_, " classes; at least 2 pairs and 1 class are needed");
+  // 𝒦 ≈ 5 % of the training set (UOT-RCL §V-B: 10 / 200 / 150) unless given.
+  if (options_.knn == -1) options_.knn = std::max<int64_t>(1, std::llround(0.05 * static_cast<double>(n)));
+  REMATCH_CHECK(options_.knn >= 1 && options_.knn < n, "uotrcl: --knn = ", options_.knn,
+                " neighbours need 1..N-1 with N = ", n, " training pairs (", data_.source, ")");
+  REMATCH_CHECK(options_.warmup_epochs >= 0 && options_.warmup_epochs <= options_.num_epochs,
+                "uotrcl: warm-up epochs ", options_.warmup_epochs, " must lie in 0..num_epochs = ",
+                options_.num_epochs);
+  REMATCH_CHECK(data_.valid.size() > 0 && data_.test.size() > 0, "uotrcl: ", data_.source,
+                " needs non-empty valid and test splits (valid ", data_.valid.size(), ", test ", data_.test.size(),
+                ")");
+  if (!options_.noise_file.empty()) {
+    noisy_ = data::load_label_noise_file(options_.noise_file, data_.train, num_classes_, options_.noise_mode);
+  } else {
+    noisy_ = data::inject_label_noise(data_.train, num_classes_, options_.noise_ratio, options_.noise_mode,
+                                      options_.noise_seed);
+  }
+  const Device dev = options_.device;
+  train_images_ = kernels::to_device(data_.train.images, dev);
+  train_texts_ = kernels::to_device(data_.train.texts, dev);
+  noisy_one_hot_v_ = uotrcl::one_hot_labels(noisy_.image_labels, num_classes_, DType::Float32, dev);
+  noisy_one_hot_t_ = uotrcl::one_hot_labels(noisy_.text_labels, num_classes_, DType::Float32, dev);
+  // Eq. (9) starts from the noisy one-hot labels; with one label per pair both rows agree (with MRL's
+  // per-modality draw the start is their average).
+  targets_ = kernels::scalar_op(kernels::ScalarOp::Mul,
+                                kernels::binary(kernels::BinaryOp::Add, noisy_one_hot_v_, noisy_one_hot_t_), 0.5);
+
+  models::MlpPrototypeConfig mc;
+  mc.img_dim = train_images_.size(1);
+  mc.txt_dim = train_texts_.size(1);
+  mc.hidden_dim = options_.hidden_dim;
+  mc.output_dim = options_.output_dim;
+  mc.num_classes = num_classes_;
+  Generator init_gen(options_.seed);
+  model_ = std::make_unique<models::MlpPrototypeModel>(mc, DType::Float32, &init_gen);
+  model_->to(dev);
+  optimizer_ = std::make_unique<nn::Adam>(model_->parameters(), options_.learning_rate);
+
+  std::ostringstream line;  // formatted apart, so the caller's stream keeps its own precision
+  line << std::setprecision(4) << "uotrcl: " << data_.source << ": " << n << " training pairs, " << num_classes_
+       << " classes, dims " << mc.img_dim << "/" << mc.txt_dim << "; training labels " << noisy_.source << ", "
+       << agreement(noisy_.image_labels, clean_labels()) << " of them correct; " << options_.warmup_epochs
+       << " warm-up epochs of " << options_.num_epochs << " on " << dev.str() << "\n";
+  log_ << line.str();
+}
+
+Tensor UotrclMethod::batch_rows(int64_t step) const {
+  const int64_t n = static_cast<int64_t>(order_.size()), B = options_.batch_size;
+  const int64_t start = step * B;
+  REMATCH_CHECK(step >= 0 && start < n, "uotrcl: step ", step, " is past the ", (n + B - 1) / B,
+                " steps of the epoch");
+  const std::vector<int64_t> rows(order_.begin() + start, order_.begin() + std::min(n, start + B));
+  return kernels::to_device(from_vector(rows), options_.device);
+}
+
+UotrclMethod::Embeddings UotrclMethod::embed(const data::LabeledSplit& split) {
+  NoGradGuard no_grad;
+  const Device dev = options_.device;
+  const int64_t n = split.size(), block = options_.eval_batch;
+  TensorList zv, zt;
+  for (int64_t r0 = 0; r0 < n; r0 += block) {
+    const int64_t b = std::min(block, n - r0);
+    zv.push_back(model_->encode_images(kernels::to_device(kernels::narrow(split.images, 0, r0, b), dev)));
+    zt.push_back(model_->encode_texts(kernels::to_device(kernels::narrow(split.texts, 0, r0, b), dev)));
+  }
+  return {kernels::cat(zv, 0), kernels::cat(zt, 0)};
+}
+
+void UotrclMethod::correct_labels(int64_t epoch) {
+  NoGradGuard no_grad;
+  const Embeddings e = embed(data_.train);
+  const Tensor p_v = model_->class_probs(e.z_v, options_.tau1), p_t = model_->class_probs(e.z_t, options_.tau1);
+  const double s = uotrcl::transported_mass(epoch, options_.warmup_epochs, options_.num_epochs, options_.s_start,
+                                            options_.s_end);
+  // Steps a–d of SPEC-methods §4.3 with the targets as they stand, then the Eq. (9) update for next epoch.
+  const uotrcl::ConsistentCost cc = uotrcl::cross_modal_consistent_cost(
+      e.z_v, e.z_t, p_v, p_t, targets_, options_.confident_per_class, options_.knn);
+  const uotrcl::LabelCorrection lc = uotrcl::correct_labels(cc.cost, s, options_.label_correction);
+  corrected_ = lc.corrected;
+  confident_ = cc.confident;
+  if (options_.target_update == TargetUpdate::Epoch)
+    targets_ = uotrcl::update_targets(targets_, e.z_v, e.z_t, model_->prototypes(), options_.gamma);
+
+  const std::vector<int64_t>& clean = clean_labels();
+  int64_t confident_hits = 0;
+  const std::vector<int64_t> predicted = argmax(add(p_v, p_t), 1).to_vector<int64_t>();
+  for (int64_t g : confident_) confident_hits += predicted[static_cast<size_t>(g)] == clean[static_cast<size_t>(g)];
+  Scalars& st = info_.stats;
+  st["s"] = s;
+  st["lc_epsilon"] = lc.epsilon;
+  st["lc_mass"] = lc.mass;
+  st["lc_cost_shift"] = lc.cost_shift;
+  st["lc_iterations"] = static_cast<double>(lc.iterations);
+  st["lc_converged"] = lc.converged ? 1.0 : 0.0;
+  st["lc_clamped_share"] = static_cast<double>(cc.clamped_ratios) / static_cast<double>(clean.size());
+  st["confident_size"] = static_cast<double>(confident_.size());
+  st["confident_precision"] = static_cast<double>(confident_hits) / static_cast<double>(confident_.size());
+  st["label_accuracy"] = argmax_accuracy(corrected_, clean);
+  st["target_accuracy"] = argmax_accuracy(targets_, clean);
+  st["prediction_accuracy"] = agreement(predicted, clean);
+  std::ostringstream line;
+  line << std::setprecision(4) << "uotrcl: epoch " << epoch << ": s = " << s << ", label-correction OT eps "
+       << lc.epsilon << ", " << lc.iterations << " iterations" << (lc.converged ? "" : " (not converged)")
+       << ", mass " << lc.mass << "; corrected labels " << st["label_accuracy"] << " accurate (noisy "
+       << st["noisy_accuracy"] << ", targets " << st["target_accuracy"] << ")\n";
+  log_ << line.str();
+}
+
+EpochInfo UotrclMethod::begin_epoch(int64_t epoch) {
+  REMATCH_CHECK(epoch >= 0 && epoch < options_.num_epochs, "uotrcl: epoch ", epoch, " is outside 0..",
+                options_.num_epochs - 1);
+  epoch_ = epoch;
+  const int64_t n = data_.train.size();
+  order_ = randperm(n, Device::cpu(), &shuffle_gen_).to_vector<int64_t>();  // MRL: shuffle, keep the last batch
+  // --lr_update: ×0.1 every lr_update epochs (0 = constant, UOT-RCL states no schedule).
+  if (options_.lr_update > 0)
+    optimizer_->set_lr(options_.learning_rate * std::pow(0.1, static_cast<double>(epoch / options_.lr_update)));
+  info_ = EpochInfo();
+  info_.steps = (n + options_.batch_size - 1) / options_.batch_size;
+  info_.stats["noisy_accuracy"] = 0.5 * (agreement(noisy_.image_labels, clean_labels()) +
+                                         agreement(noisy_.text_labels, data_.train.text_labels));
+  if (epoch < options_.warmup_epochs) {
+    info_.phase = "warmup";
+  } else {
+    info_.phase = "main";
+    correct_labels(epoch);
+  }
+  return info_;
+}
+
+StepResult UotrclMethod::train_step(int64_t epoch, int64_t step) {
+  REMATCH_CHECK(epoch == epoch_, "uotrcl: train_step for epoch ", epoch, " but epoch ", epoch_,
+                " is in progress (call begin_epoch or load_state first)");
+  const Tensor rows = batch_rows(step);
+  const int64_t b = rows.size(0);
+  model_->train();
+  const Tensor z_v = model_->encode_images(index_select(train_images_, 0, rows));
+  const Tensor z_t = model_->encode_texts(index_select(train_texts_, 0, rows));
+  const Tensor logits_v = model_->logits(z_v, options_.tau1), logits_t = model_->logits(z_t, options_.tau1);
+
+  StepResult result;
+  result.pairs = b;
+  Tensor loss;
+  if (info_.phase == "warmup") {
+    loss = uotrcl::warmup_ce_loss(logits_v, logits_t, index_select(noisy_one_hot_v_, 0, rows),
+                                  index_select(noisy_one_hot_t_, 0, rows));
+    result.parts["ce"] = loss.item<double>();
+  } else {
+    const Tensor plc = uotrcl::plc_loss(logits_v, logits_t, index_select(corrected_, 0, rows));
+    Tensor plan;
+    {
+      // The relation plan is a fixed target (Eqs. 16–17): the batch against the current embeddings of G.
+      NoGradGuard no_grad;
+      const Tensor G = kernels::to_device(from_vector(confident_), options_.device);
+      const Tensor g_v = model_->encode_images(index_select(train_images_, 0, G));
+      const Tensor g_t = model_->encode_texts(index_select(train_texts_, 0, G));
+      const Tensor cost = uotrcl::relation_cost(uotrcl::relation_vectors(z_v.detach(), g_v, options_.tau2),
+                                                uotrcl::relation_vectors(z_t.detach(), g_t, options_.tau2));
+      plan = uotrcl::relation_plan(cost, options_.relation).plan;
+    }
+    const Tensor bhg = uotrcl::bhg_loss(z_v, z_t, plan, options_.tau3);
+    loss = add(plc, mul(bhg, options_.lambda_bhg));  // Eq. (19)
+    result.parts["plc"] = plc.item<double>();
+    result.parts["bhg"] = bhg.item<double>();
+    check_finite_loss(name(), epoch, step, "plc", result.parts["plc"]);
+    check_finite_loss(name(), epoch, step, "bhg", result.parts["bhg"]);
+  }
+  result.loss = loss.item<double>();
+  check_finite_loss(name(), epoch, step, "loss", result.loss);
+
+  if (info_.phase == "main" && options_.target_update == TargetUpdate::Batch) {
+    // Eq. (9) for the batch's pairs, from the embeddings of this forward (before the update).
+    NoGradGuard no_grad;
+    const Tensor old_rows = index_select(targets_, 0, rows);
+    const Tensor new_rows =
+        uotrcl::update_targets(old_rows, z_v.detach(), z_t.detach(), model_->prototypes(), options_.gamma);
+    targets_ = kernels::index_add(targets_, 0, rows, kernels::binary(kernels::BinaryOp::Sub, new_rows, old_rows));
+  }
+  optimizer_->zero_grad();
+  backward(loss);
+  if (options_.grad_clip > 0) nn::clip_grad_norm_(model_->parameters(), options_.grad_clip);
+  optimizer_->step();
+  // MRL renormalises the prototype columns at the top of every batch; doing it right after each update gives
+  // the same iterates and leaves the parameters untouched until the loss has passed the finite check.
+  model_->renormalize_prototypes();
+  return result;
+}
+
+void UotrclMethod::end_epoch(int64_t epoch) {
+  REMATCH_CHECK(epoch == epoch_, "uotrcl: end_epoch(", epoch, ") but epoch ", epoch_, " is in progress");
+}
+
+EvalResult UotrclMethod::evaluate(const data::LabeledSplit& split, const std::string& name) {
+  model_->eval();
+  const Embeddings e = embed(split);
+  // The mAP runs in float64 on the host (MRL: scipy cdist), next to the host labels.
+  const eval::CrossModalMap m =
+      eval::cross_modal_map(kernels::to_device(e.z_v, Device::cpu()), from_vector(split.image_labels),
+                            kernels::to_device(e.z_t, Device::cpu()), from_vector(split.text_labels));
+  EvalResult r;
+  r.score = m.average();
+  r.metrics = {{"map_i2t", m.img2txt}, {"map_t2i", m.txt2img}, {"map_avg", m.average()}};
+  std::ostringstream table;
+  table << std::fixed << std::setprecision(4) << "| " << name << " | Img→Txt mAP | Txt→Img mAP | average |\n"
+        << "|---|---|---|---|\n"
+        << "| uotrcl | " << m.img2txt << " | " << m.txt2img << " | " << m.average() << " |\n";
+  r.table = table.str();
+  return r;
+}
+
+EvalResult UotrclMethod::validate() { return evaluate(data_.valid, "valid"); }
+
+EvalResult UotrclMethod::test() { return evaluate(data_.test, "test"); }
+
+void UotrclMethod::save_state(TrainingState& state) const {
+  state.put_module("model.", *model_);
+  state.put_optimizer("optim.", *optimizer_);
+  state.put_generator("uotrcl.shuffle", shuffle_gen_);
+  state.put_int("uotrcl.epoch", epoch_);
+  state.put_entry("uotrcl.epoch_info", stats_json(info_));
+  state.put_int_vector("uotrcl.order", order_);
+  state.put_int_vector("uotrcl.confident", confident_);
+  state.put_tensor("uotrcl.targets", targets_);
+  if (corrected_.defined()) state.put_tensor("uotrcl.corrected", corrected_);
+  state.put_int_vector("uotrcl.noisy_image_labels", noisy_.image_labels);
+  state.put_int_vector("uotrcl.noisy_text_labels", noisy_.text_labels);
+}
+
+void UotrclMethod::load_state(const TrainingState& state) {
+  const std::vector<int64_t> image_labels = state.get_int_vector("uotrcl.noisy_image_labels");
+  const std::vector<int64_t> text_labels = state.get_int_vector("uotrcl.noisy_text_labels");
+  REMATCH_CHECK(image_labels == noisy_.image_labels && text_labels == noisy_.text_labels, "uotrcl: ",
+                state.source(), " was trained with other noisy labels than this run's (", noisy_.source,
+                "); resume with the same --noise_ratio, --noise_mode, --noise_seed / --noise_file");
+  state.get_module("model.", *model_);
+  state.get_optimizer("optim.", *optimizer_);
+  state.get_generator("uotrcl.shuffle", shuffle_gen_);
+  epoch_ = state.get_int("uotrcl.epoch");
+  info_ = stats_from_json(state.get_entry("uotrcl.epoch_info"), state.source());
+  order_ = state.get_int_vector("uotrcl.order");
+  confident_ = state.get_int_vector("uotrcl.confident");
+  REMATCH_CHECK(static_cast<int64_t>(order_.size()) == data_.train.size() || order_.empty(), "uotrcl: ",
+                state.source(), " holds a batch order of ", order_.size(), " rows for ", data_.train.size(),
+                " training pairs");
+  targets_ = kernels::to_device(kernels::cast(state.get_tensor("uotrcl.targets"), DType::Float32), options_.device);
+  corrected_ = state.has_tensor("uotrcl.corrected")
+                   ? kernels::to_device(kernels::cast(state.get_tensor("uotrcl.corrected"), DType::Float32),
+                                        options_.device)
+                   : Tensor();
+}
+
+void UotrclMethod::write_plots(const std::string& dir, int64_t epoch) {
+  if (!corrected_.defined()) return;
+  // Rows: clean class; columns: argmax of Ŷ (UOT-RCL Fig. 8 shows the same as row-normalised heatmaps).
+  const int64_t K = num_classes_;
+  const std::vector<double> v = corrected_.to_vector<double>();
+  const std::vector<int64_t>& clean = clean_labels();
+  std::vector<int64_t> counts(static_cast<size_t>(K * K), 0);
+  for (size_t i = 0; i < clean.size(); ++i) {
+    const auto row = v.begin() + static_cast<std::ptrdiff_t>(i) * K;
+    counts[static_cast<size_t>(clean[i] * K + (std::max_element(row, row + K) - row))] += 1;
+  }
+  run::confusion_matrix_plot(dir + "/corrected_labels.png",
+                             "corrected labels (argmax of N·T) vs clean labels, epoch " + std::to_string(epoch + 1),
+                             counts, K);
+}
+
+std::string UotrclMethod::results_notes() const {
+  if (info_.phase != "main") return "";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(4) << "UOT-RCL label correction (epoch " << epoch_
+    << "): corrected-label accuracy " << info_.stats.at("label_accuracy") << ", targets "
+    << info_.stats.at("target_accuracy") << ", noisy labels " << info_.stats.at("noisy_accuracy")
+    << " (argmax of Ŷ = N·T and of y against the clean training labels); s = " << info_.stats.at("s") << "\n";
+  return s.str();
+}
+
+void UotrclMethod::write_run_files(const std::string& dir) { data::save_label_noise(noisy_, dir); }
+
+std::unique_ptr<Method> make_uotrcl_method(const TrainConfig& config, std::ostream& log) {
+  const UotrclOptions options = uotrcl_options(config);
+  return std::make_unique<UotrclMethod>(options, data::load_labeled(options.data_path, options.valid_len), log);
+}
+
+}  // namespace rematch::train
