@@ -56,7 +56,9 @@ std::vector<double> L2rmMethod::per_sample_losses(int64_t epoch) {
     const data::Batch b = batch(captions);
     const std::vector<double> l =
         to(losses::per_sample_split_loss(scores(b), config_.margin, kind), DType::Float64).to_vector<double>();
-    for (size_t i = 0; i < captions.size(); ++i) out[static_cast<size_t>(captions[i])] = l[i];
+    // The batch is ordered by caption length (Batcher::make_batch), not as `captions`.
+    const std::vector<int64_t> order = b.caption_index.to_vector<int64_t>();
+    for (size_t i = 0; i < order.size(); ++i) out[static_cast<size_t>(order[i])] = l[i];
   }
   model_->train();
   return out;
