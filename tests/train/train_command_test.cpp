@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "tensor/npy.h"
 #include "test_util.h"
 #include "train/cli/app.h"
 #include "train/run/run_folder.h"
@@ -150,6 +151,30 @@ TEST_F(TrainCommandTest, SigintThenResumeGivesTheUninterruptedMetrics) {
   const Result resumed = run_cli({"train", "--resume", path("cut"), "--progress", "none"});
   ASSERT_EQ(resumed.code, kExitOk) << resumed.err;
   EXPECT_EQ(metric_lines(path("cut")), metric_lines(path("whole")));
+}
+
+TEST_F(TrainCommandTest, SgrAndSafRunsEvaluateAsSgraf) {
+  ASSERT_EQ(run_cli(train("triplet", "sgr", "1")).code, kExitOk);
+  ASSERT_EQ(run_cli(train("triplet", "saf", "1") + std::vector<std::string>{"--module_name", "SAF"}).code, kExitOk);
+  const Result r = run_cli({"eval", "--checkpoint", path("sgr") + "/checkpoint_best.safetensors", "--checkpoint",
+                            path("saf") + "/checkpoint_best.safetensors", "--data_path", path("synth"), "--data_name",
+                            "synth_precomp", "--split", "test"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("SGRAF (SGR+SAF averaged)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rSum"), std::string::npos) << r.out;
+}
+
+TEST_F(TrainCommandTest, NanInTheDataStopsAtTheStepAndNamesTheOp) {
+  // One training image with a NaN feature: the first step that sees it has a NaN loss.
+  const std::string ims = path("synth") + "/synth_precomp/train_ims.npy";
+  Tensor features = load_npy(ims);
+  features.data<float>()[3 * features.size(1) * features.size(2)] = std::numeric_limits<float>::quiet_NaN();
+  save_npy(ims, features);
+  const Result r = run_cli(train("triplet", "run"));
+  EXPECT_EQ(r.code, kExitFailure);
+  for (const char* part : {"triplet", "step", "anomaly mode", "no checkpoint"})
+    EXPECT_NE(r.err.find(part), std::string::npos) << part << " in " << r.err;
+  EXPECT_FALSE(std::filesystem::exists(path("run") + "/checkpoint_latest.safetensors"));
 }
 
 }  // namespace

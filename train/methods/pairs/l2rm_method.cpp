@@ -184,7 +184,7 @@ StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
     r.loss = loss.item<double>();
     r.parts["warmup"] = r.loss;
     check_finite_loss(name(), epoch, step, "warmup", r.loss);
-    optimizer_step(loss);
+    optimizer_step(loss, epoch, step);
     r.pairs = b.size();
     return r;
   }
@@ -214,7 +214,7 @@ StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
   check_finite_loss(name(), epoch, step, "trip", r.parts["trip"]);
   loss = loss.defined() ? loss + l_trip : l_trip;
   r.loss = loss.item<double>();
-  optimizer_step(loss);
+  optimizer_step(loss, epoch, step);
   r.pairs += clean.size();
   return r;
 }
@@ -253,26 +253,35 @@ void L2rmMethod::load_state(const TrainingState& s) {
 
 void L2rmMethod::write_plots(const std::string& dir, int64_t epoch) {
   if (!mixture_.x.empty() && mixture_.fitted) {
+    // The histogram's tallest bar (density units), so a component density that diverges at 0 or 1 (a Beta
+    // with a < 1 or b < 1) is drawn cut at 1.5 times it instead of flattening the bars.
+    constexpr int kBins = 50;
+    const auto [lo, hi] = std::minmax_element(mixture_.x.begin(), mixture_.x.end());
+    const double width = std::max(*hi - *lo, 1e-12) / kBins;
+    std::vector<double> counts(kBins, 0.0);
+    for (double x : mixture_.x) counts[std::min<size_t>(kBins - 1, static_cast<size_t>((x - *lo) / width))] += 1;
+    const double cap = 1.5 * *std::max_element(counts.begin(), counts.end()) /
+                       (static_cast<double>(mixture_.x.size()) * width);
     std::vector<double> xs, clean_pdf, noisy_pdf;
+    const mixture::BetaComponent& c = mixture_.components[mixture_.clean_component];
+    const mixture::BetaComponent& n = mixture_.components[1 - mixture_.clean_component];
     for (int i = 0; i <= 200; ++i) {
       const double x = i / 200.0;
       xs.push_back(x);
-      const mixture::BetaComponent& c = mixture_.components[mixture_.clean_component];
-      const mixture::BetaComponent& n = mixture_.components[1 - mixture_.clean_component];
-      clean_pdf.push_back(c.weight * c.pdf(x));
-      noisy_pdf.push_back(n.weight * n.pdf(x));
+      clean_pdf.push_back(std::min(cap, c.weight * c.pdf(x)));
+      noisy_pdf.push_back(std::min(cap, n.weight * n.pdf(x)));
     }
     // The split threshold: the first grid point where the clean posterior is no longer above 0.5.
     std::vector<run::VerticalMarker> markers;
     for (size_t i = 0; i < xs.size(); ++i)
-      if (clean_pdf[i] <= noisy_pdf[i]) {
+      if (c.weight * c.pdf(xs[i]) <= n.weight * n.pdf(xs[i])) {
         markers.push_back({"split (posterior 0.5)", xs[i], std::nullopt});
         break;
       }
     run::histogram_plot(dir + "/loss_histogram.png",
                         "per-sample loss and Beta mixture, epoch " + std::to_string(epoch + 1) +
                             " (clean-set precision " + std::to_string(quality_.clean_precision).substr(0, 5) + ")",
-                        "normalised per-sample loss", mixture_.x, 50,
+                        "normalised per-sample loss", mixture_.x, kBins,
                         {{"clean component", xs, clean_pdf, std::nullopt},
                          {"mismatched component", xs, noisy_pdf, std::nullopt}},
                         markers);

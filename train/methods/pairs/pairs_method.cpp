@@ -1,6 +1,7 @@
 #include "train/methods/pairs/pairs_method.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "autograd/autograd.h"
@@ -88,10 +89,11 @@ data::Batch PairsMethod::batch(const std::vector<int64_t>& captions) const {
 
 Tensor PairsMethod::scores(const data::Batch& b) { return (*model_)(b.regions, b.captions, b.lengths); }
 
-void PairsMethod::optimizer_step(const Tensor& loss) {
+void PairsMethod::optimizer_step(const Tensor& loss, int64_t epoch, int64_t step) {
   optimizer_->zero_grad();
   backward(loss);
-  if (config_.grad_clip > 0) nn::clip_grad_norm_(model_->parameters(), config_.grad_clip);
+  const double max_norm = config_.grad_clip > 0 ? config_.grad_clip : std::numeric_limits<double>::infinity();
+  check_finite_loss(name(), epoch, step, "gradient norm", nn::clip_grad_norm_(model_->parameters(), max_norm));
   optimizer_->step();
 }
 
@@ -120,7 +122,7 @@ StepResult PairsMethod::train_step(int64_t epoch, int64_t step) {
   const Tensor loss = batch_loss(scores(b), r.parts);
   r.loss = loss.item<double>();
   check_finite_loss(name(), epoch, step, config_.method, r.loss);
-  optimizer_step(loss);
+  optimizer_step(loss, epoch, step);
   r.pairs = b.size();
   return r;
 }

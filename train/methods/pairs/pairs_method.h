@@ -55,8 +55,9 @@ class PairsMethod : public Method {
   data::Batch batch(const std::vector<int64_t>& captions) const;
   // S [B, B] of a batch with the model in its current mode.
   Tensor scores(const data::Batch& b);
-  // zero_grad, backward, clip, Adam step of the retrieval model.
-  void optimizer_step(const Tensor& loss);
+  // zero_grad, backward, clip, Adam step of the retrieval model. A non-finite gradient norm (a NaN that the
+  // loss's maxima hid) throws NonFiniteLoss before the step, like a non-finite loss.
+  void optimizer_step(const Tensor& loss, int64_t epoch, int64_t step);
   // The batches of all training pairs for `epoch` (single-pair batches dropped).
   std::vector<std::vector<int64_t>> all_pairs_plan(int64_t epoch) const;
   // Evaluation of a split: rSum and the six recalls.
