@@ -38,7 +38,7 @@ struct DemoSize {
 // the same learning rate for every method. L2RM warms up until its model ranks well enough for the split.
 DemoSize demo_size(bool gpu) {
   DemoSize s;
-  s.world.train_images = gpu ? 6000 : 300;
+  s.world.train_images = gpu ? 6000 : 500;
   s.world.dev_images = gpu ? 500 : 100;
   s.world.test_images = gpu ? 1000 : 100;
   s.world.regions = gpu ? 36 : 6;
@@ -52,8 +52,8 @@ DemoSize demo_size(bool gpu) {
   s.word_dim = gpu ? 300 : 32;
   s.sim_dim = gpu ? 128 : 32;
   s.batch = gpu ? 128 : 32;
-  s.epochs = gpu ? 20 : 7;
-  s.warmup = gpu ? 5 : 4;
+  s.epochs = gpu ? 20 : 9;
+  s.warmup = 5;
   s.lr_update = gpu ? 10 : 100;
   s.lr = gpu ? 2e-4 : 5e-3;
   s.dropout = gpu ? 0.4 : 0.1;
