@@ -296,7 +296,7 @@ void L2rmMethod::write_plots(const std::string& dir, int64_t epoch) {
   }
 }
 std::string L2rmMethod::results_notes() const {
-  if (clean_.empty()) return "";
+  if (clean_.empty()) return "The best validated state is from the warm-up: no clean/mismatched split yet.\n";
   std::ostringstream s;
   s << "Last split (Beta mixture over per-sample losses): " << epoch_info_.stats.at("clean_size")
     << " pairs clean; clean-set precision " << quality_.clean_precision << ", recall " << quality_.clean_recall

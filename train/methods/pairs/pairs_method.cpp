@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <limits>
-#include <sstream>
 
 #include "autograd/autograd.h"
 #include "train/eval/sgraf_scoring.h"
