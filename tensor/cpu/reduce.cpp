@@ -15,25 +15,34 @@ namespace {
 using kernels::ReduceOp;
 
 template <typename T> using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+// What the adds run in: floats in their own type within a block (vectorised), block totals in double; integers
+// in uint64_t throughout, where wrap-around is defined, so every integer sum is exact modulo 2^64 (exact when it
+// fits int64; an int32 output wraps as the CUDA path does).
+template <typename T> using Lane = std::conditional_t<std::is_floating_point_v<T>, T, uint64_t>;
+template <typename T> using Wide = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
 
 // Four independent vector accumulators (kLanes values), so the adds are not one latency-bound chain.
-template <typename T> T sum_block(const T* p, int64_t n) {
+template <typename T> Wide<T> sum_block(const T* p, int64_t n) {
   constexpr int64_t kLanes = 64 / sizeof(T) * 4;
-  T acc[kLanes] = {};
+  Lane<T> acc[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (int64_t j = 0; j < kLanes; ++j) acc[j] += p[i + j];
-  T total = 0;
+    for (int64_t j = 0; j < kLanes; ++j) acc[j] += static_cast<Lane<T>>(p[i + j]);
+  Lane<T> total = 0;
   for (int64_t j = 0; j < kLanes; ++j) total += acc[j];
-  for (; i < n; ++i) total += p[i];
+  for (; i < n; ++i) total += static_cast<Lane<T>>(p[i]);
+  return static_cast<Wide<T>>(total);
+}
+
+template <typename T> Wide<T> sum_contiguous_wide(const T* p, int64_t n) {
+  constexpr int64_t kBlock = 1024;
+  Wide<T> total = 0;
+  for (int64_t b = 0; b < n; b += kBlock) total += sum_block(p + b, std::min(kBlock, n - b));
   return total;
 }
 
 template <typename T> Acc<T> sum_contiguous(const T* p, int64_t n) {
-  constexpr int64_t kBlock = 1024;
-  Acc<T> total = 0;
-  for (int64_t b = 0; b < n; b += kBlock) total += static_cast<Acc<T>>(sum_block(p + b, std::min(kBlock, n - b)));
-  return total;
+  return static_cast<Acc<T>>(sum_contiguous_wide(p, n));
 }
 
 // NaN wins, as in PyTorch's max/min.
@@ -61,7 +70,7 @@ template <typename T> T row_value(ReduceOp op, const T* p, int64_t n) {
 // One long row split over threads: partial results per thread, combined in order (deterministic).
 template <typename T> T long_row_value(ReduceOp op, const T* p, int64_t n) {
   const int nt = omp_get_max_threads();
-  std::vector<double> partial(static_cast<size_t>(nt), 0.0);
+  std::vector<Wide<T>> partial(static_cast<size_t>(nt), 0);
   std::vector<T> extreme(static_cast<size_t>(nt), p[0]);
   const int64_t chunk = ((n + nt - 1) / nt + 1023) / 1024 * 1024;
 #pragma omp parallel num_threads(nt)
@@ -69,14 +78,17 @@ template <typename T> T long_row_value(ReduceOp op, const T* p, int64_t n) {
     const int t = omp_get_thread_num();
     const int64_t b = std::min(n, t * chunk), e = std::min(n, b + chunk);
     if (b < e) {
-      if (op == ReduceOp::Sum || op == ReduceOp::Mean) partial[t] = static_cast<double>(sum_contiguous(p + b, e - b));
+      if (op == ReduceOp::Sum || op == ReduceOp::Mean) partial[t] = sum_contiguous_wide(p + b, e - b);
       else extreme[t] = row_value(op, p + b, e - b);
     }
   }
   if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
-    double total = 0;
-    for (double v : partial) total += v;
-    return static_cast<T>(op == ReduceOp::Mean ? total / static_cast<double>(n) : total);
+    Wide<T> wide = 0;
+    for (Wide<T> v : partial) wide += v;
+    const Acc<T> total = static_cast<Acc<T>>(wide);
+    // (not one ?: expression: its common type with the double would send integer sums through double)
+    if (op == ReduceOp::Mean) return static_cast<T>(static_cast<double>(total) / static_cast<double>(n));
+    return static_cast<T>(total);
   }
   T acc = extreme[0];
   for (T v : extreme) acc = op == ReduceOp::Max ? pick<T, true>(acc, v) : pick<T, false>(acc, v);
@@ -90,23 +102,24 @@ void reduce_middle(ReduceOp op, T* out, const T* x, int64_t outer, int64_t R, in
   for (int64_t o = 0; o < outer; ++o) {
     T* dst = out + o * inner;
     const T* src = x + o * R * inner;
-    std::vector<Acc<T>> acc;
     if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
-      // Blocks of rows summed in T (vectorised), block totals in the wide type.
-      acc.assign(static_cast<size_t>(inner), 0);
-      std::vector<T> block(static_cast<size_t>(inner));
+      // Blocks of rows summed in Lane<T> (vectorised), block totals in Wide<T>.
+      std::vector<Wide<T>> acc(static_cast<size_t>(inner), 0);
+      std::vector<Lane<T>> block(static_cast<size_t>(inner));
       for (int64_t r0 = 0; r0 < R; r0 += 64) {
-        std::fill(block.begin(), block.end(), T(0));
+        std::fill(block.begin(), block.end(), Lane<T>(0));
         for (int64_t r = r0; r < std::min(R, r0 + 64); ++r) {
           const T* row = src + r * inner;
 #pragma omp simd
-          for (int64_t i = 0; i < inner; ++i) block[i] += row[i];
+          for (int64_t i = 0; i < inner; ++i) block[i] += static_cast<Lane<T>>(row[i]);
         }
-        for (int64_t i = 0; i < inner; ++i) acc[i] += block[i];
+        for (int64_t i = 0; i < inner; ++i) acc[i] += static_cast<Wide<T>>(block[i]);
       }
       const double scale = op == ReduceOp::Mean ? 1.0 / static_cast<double>(R) : 1.0;
-      for (int64_t i = 0; i < inner; ++i)
-        dst[i] = static_cast<T>(op == ReduceOp::Mean ? static_cast<double>(acc[i]) * scale : acc[i]);
+      for (int64_t i = 0; i < inner; ++i) {
+        const Acc<T> total = static_cast<Acc<T>>(acc[i]);
+        dst[i] = op == ReduceOp::Mean ? static_cast<T>(static_cast<double>(total) * scale) : static_cast<T>(total);
+      }
     } else {
       for (int64_t i = 0; i < inner; ++i) dst[i] = src[i];
       for (int64_t r = 1; r < R; ++r) {

@@ -1,6 +1,8 @@
 // Reductions against naive loops: every layout the dispatcher distinguishes (trailing block, middle block,
 // scattered dims, all dims, long single row), keepdim on and off, NaN, empty.
+#include <climits>
 #include <cmath>
+#include <cstdint>
 
 #include "test_util.h"
 
@@ -108,6 +110,22 @@ TEST(Reduce, IntegerSumAndEmpty) {
   EXPECT_TRUE(values_equal(sum(zeros({0, 3}), {0}), {0, 0, 0}));
   EXPECT_THROWS_WITH(amax(zeros({0, 3}), {0}), "max", "zero elements");
   EXPECT_THROWS_WITH(mean(from_vector<int32_t>({1})), "mean", "int32");
+}
+
+TEST(Reduce, IntegerSumsAreExactAndWrapLikeCuda) {
+  // 40000 x (2^44 + 1) ≈ 7e17: past double's 2^53, so a sum through double loses the low bits. The long single
+  // row (split over threads) and the middle-block layout [R, 2] must both be exact.
+  const int64_t big = (int64_t{1} << 44) + 1, n = 40000;
+  const Tensor row = full({n}, static_cast<double>(big), DType::Int64);
+  ASSERT_EQ(row.to_vector<int64_t>()[0], big);
+  EXPECT_EQ(sum(row).item<int64_t>(), n * big);
+  const Tensor cols = full({n, 2}, static_cast<double>(big), DType::Int64);
+  EXPECT_EQ(sum(cols, {0}).to_vector<int64_t>(), (std::vector<int64_t>{n * big, n * big}));
+  // int32 sums keep int32 and wrap modulo 2^32: 70 x 2^30 = 2^31 (mod 2^32) = INT32_MIN, in both layouts.
+  const Tensor small = full({70, 3}, static_cast<double>(1 << 30), DType::Int32);
+  EXPECT_EQ(sum(small, {0}).to_vector<int32_t>(), (std::vector<int32_t>(3, INT32_MIN)));
+  EXPECT_EQ(sum(full({3, 70}, static_cast<double>(1 << 30), DType::Int32), {1}).to_vector<int32_t>(),
+            (std::vector<int32_t>(3, INT32_MIN)));
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <sstream>
 
+#include "cli_runner.h"
 #include "test_util.h"
 #include "train/cli/app.h"
 #include "train/run/run_folder.h"
@@ -17,16 +17,13 @@
 namespace rematch::cli {
 namespace {
 
-class BehaviourTest : public test::TempDirTest {};
+class BehaviourTest : public rematch::test::TempDirTest {};
 
 TEST_F(BehaviourTest, RclAndL2rmBeatTripletUnderSixtyPercentMismatches) {
   const std::string out = path("demo");
-  std::vector<std::string> args = {"rematch", "demo", "--out", out, "--progress", "none", "--seed", "0"};
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream o, e;
-  ASSERT_EQ(run(static_cast<int>(argv.size()), argv.data(), o, e), kExitOk) << e.str();
-  std::cout << o.str();
+  const test::CliResult demo = test::run_cli({"demo", "--out", out, "--progress", "none", "--seed", "0"});
+  ASSERT_EQ(demo.code, kExitOk) << demo.err;
+  std::cout << demo.out;
 
   std::map<std::string, double> rsum;
   double first_split_precision = -1;
@@ -44,14 +41,10 @@ TEST_F(BehaviourTest, RclAndL2rmBeatTripletUnderSixtyPercentMismatches) {
 }
 
 TEST_F(BehaviourTest, L2rmSplitAfterWarmupIsPreciseWithTheHardestNegativeLoss) {
-  auto cli = [](std::vector<std::string> args) {
-    args.insert(args.begin(), "rematch");
-    std::vector<const char*> argv;
-    for (const auto& a : args) argv.push_back(a.c_str());
-    std::ostringstream o, e;
-    const int code = run(static_cast<int>(argv.size()), argv.data(), o, e);
-    EXPECT_EQ(code, kExitOk) << e.str();
-    return code;
+  auto cli = [](const std::vector<std::string>& args) {
+    const test::CliResult r = test::run_cli(args);
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    return r.code;
   };
   // The demo's CPU world (train/cli/demo_command.cpp) and model.
   ASSERT_EQ(cli({"synth", "--kind", "pairs", "--out", path("data"), "--images", "500", "--dev_images", "100",

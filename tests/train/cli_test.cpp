@@ -10,24 +10,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_runner.h"
 #include "tensor/tensor.h"
 
 namespace rematch::cli {
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result run_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "rematch");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = run(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+using test::CliResult;
+using test::run_cli;
 
 class CliTest : public ::testing::Test {
  protected:
@@ -44,11 +34,11 @@ class CliTest : public ::testing::Test {
 };
 
 TEST_F(CliTest, HelpListsTheSubcommands) {
-  const Result r = run_cli({"--help"});
+  const CliResult r = run_cli({"--help"});
   EXPECT_EQ(r.code, kExitOk);
   EXPECT_NE(r.out.find("synth"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("eval"), std::string::npos) << r.out;
-  const Result s = run_cli({"synth", "--help"});
+  const CliResult s = run_cli({"synth", "--help"});
   EXPECT_EQ(s.code, kExitOk);
   EXPECT_NE(s.out.find("--feature_noise"), std::string::npos) << s.out;
 }
@@ -70,7 +60,7 @@ TEST_F(CliTest, UsageErrorsExitWithTwo) {
       {{"eval", "--sims"}, "--sims"},
   };
   for (const auto& [args, needle] : cases) {
-    const Result r = run_cli(args);
+    const CliResult r = run_cli(args);
     std::string joined;
     for (const auto& a : args) joined += a + " ";
     EXPECT_EQ(r.code, kExitUsage) << joined << "\n" << r.err;
@@ -80,7 +70,7 @@ TEST_F(CliTest, UsageErrorsExitWithTwo) {
 }
 
 TEST_F(CliTest, SynthPairsWritesTheBenchmark) {
-  const Result r = run_cli({"synth", "--kind", "pairs", "--out", path("out"), "--images", "12", "--dev_images", "3",
+  const CliResult r = run_cli({"synth", "--kind", "pairs", "--out", path("out"), "--images", "12", "--dev_images", "3",
                             "--test_images", "4", "--regions", "6", "--feature_dim", "8", "--seed", "3"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_NE(r.out.find("train: 12 images [12, 6, 8], 60 captions"), std::string::npos) << r.out;
@@ -93,7 +83,7 @@ TEST_F(CliTest, SynthPairsWritesTheBenchmark) {
 }
 
 TEST_F(CliTest, SynthLabeledWritesTheBenchmark) {
-  const Result r = run_cli({"synth", "--kind", "labeled", "--out", path("out"), "--data_name", "toy", "--classes",
+  const CliResult r = run_cli({"synth", "--kind", "labeled", "--out", path("out"), "--data_name", "toy", "--classes",
                             "4", "--samples", "40", "--valid_samples", "8", "--test_samples", "12", "--img_dim",
                             "10", "--txt_dim", "6", "--feature_noise", "0.1"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
@@ -106,12 +96,12 @@ TEST_F(CliTest, EvalPrintsTableAndJson) {
   // The 3 x 3 matrix of retrieval_metrics_test (hand-computed there): i2t 33.33/100/100 medr 2 meanr 1.67,
   // t2i 66.67/100/100 medr 1 meanr 1.33, rSum 500.
   save_npy(path("s.npy"), from_vector(std::vector<float>{0.9f, 0.1f, 0.5f, 0.8f, 0.7f, 0.2f, 0.3f, 0.6f, 0.4f}, {3, 3}));
-  const Result table = run_cli({"eval", "--sims", path("s.npy"), "--captions_per_image", "1"});
+  const CliResult table = run_cli({"eval", "--sims", path("s.npy"), "--captions_per_image", "1"});
   ASSERT_EQ(table.code, kExitOk) << table.err;
   EXPECT_NE(table.out.find(" 33.33  100.00  100.00     2.0     1.67"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find(" 66.67  100.00  100.00     1.0     1.33"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("rSum 500.00"), std::string::npos) << table.out;
-  const Result js = run_cli({"eval", "--sims", path("s.npy"), "--captions_per_image", "1", "--json"});
+  const CliResult js = run_cli({"eval", "--sims", path("s.npy"), "--captions_per_image", "1", "--json"});
   ASSERT_EQ(js.code, kExitOk) << js.err;
   const auto j = nlohmann::json::parse(js.out);
   EXPECT_EQ(j.size(), 11u);
@@ -124,7 +114,7 @@ TEST_F(CliTest, EvalFoldsAndBadMatrices) {
   // The 2-fold matrix of retrieval_metrics_test: averaged R@1 i2t 50, t2i 75, rSum 525.
   save_npy(path("f.npy"), from_vector(std::vector<double>{0.2, 0.9, 5, 5, 0.1, 0.3, 5, 5, 5, 5, 0.9, 0.05, 5, 5, 0.3, 0.1},
                                       {4, 4}));
-  const Result r = run_cli({"eval", "--sims", path("f.npy"), "--captions_per_image", "1", "--folds", "2", "--json"});
+  const CliResult r = run_cli({"eval", "--sims", path("f.npy"), "--captions_per_image", "1", "--folds", "2", "--json"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["i2t_r1"].get<double>(), 50, 1e-9);
@@ -135,7 +125,7 @@ TEST_F(CliTest, EvalFoldsAndBadMatrices) {
   EXPECT_EQ(run_cli({"eval", "--sims", path("f.npy"), "--captions_per_image", "1", "--folds", "3"}).code, kExitUsage);
   // A file that is not an .npy: a runtime failure naming the file, exit code 1.
   std::ofstream(path("junk.npy")) << "not numpy";
-  const Result junk = run_cli({"eval", "--sims", path("junk.npy")});
+  const CliResult junk = run_cli({"eval", "--sims", path("junk.npy")});
   EXPECT_EQ(junk.code, kExitFailure);
   EXPECT_NE(junk.err.find("junk.npy"), std::string::npos) << junk.err;
 }

@@ -7,33 +7,12 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "train/cli/app.h"
+#include "cli_runner.h"
 
 namespace rematch::cli::test {
-
-struct CliResult {
-  int code;
-  std::string out, err;
-};
-
-inline CliResult run_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "rematch");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = run(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
-
-// Argument lists joined: {"score", ...} + data_flags().
-inline std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 class SgrafCliTest : public ::testing::Test {
  protected:

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "autograd/autograd.h"
@@ -189,6 +190,26 @@ TEST_F(TrainerTest, NanLossNamesStepAndOpAndKeepsTheCheckpoint) {
   const TrainingState s = TrainingState::load(folder.checkpoint_latest_path());
   EXPECT_EQ(s.get_int("trainer.epoch"), 0);
   EXPECT_EQ(s.get_int("trainer.epoch_done"), 1);
+}
+
+TEST(ClipCheckedGradients, ClipsOrOnlyMeasuresAndStopsANonFiniteNorm) {
+  // One weight w with gradient d(sum(w * c))/dw = c.
+  const auto grad_of = [](const std::vector<double>& c) {
+    Tensor w = zeros({3}, DType::Float64);
+    w.requires_grad_();
+    backward(sum(mul(w, from_vector(c, {3}))));
+    return w;
+  };
+  const Tensor w = grad_of({3, 0, 4});  // norm 5
+  clip_checked_gradients("m", 0, 0, {w}, 0);  // no clipping: the gradient stays
+  EXPECT_TRUE(test::all_close(w.grad(), from_vector(std::vector<double>{3, 0, 4}, {3}), 0, 0));
+  clip_checked_gradients("m", 0, 0, {w}, 1);  // clipped to norm 1 (up to the 1e-6 of torch's rule)
+  EXPECT_TRUE(test::all_close(w.grad(), from_vector(std::vector<double>{0.6, 0, 0.8}, {3}), 1e-6, 0));
+  for (const double max_norm : {0.0, 2.0}) {
+    const Tensor bad = grad_of({1, std::numeric_limits<double>::quiet_NaN(), 0});
+    EXPECT_THROWS_WITH(clip_checked_gradients("rcsl", 2, 7, {bad}, max_norm), "rcsl", "'gradient norm'", "nan",
+                       "epoch 2, step 7");
+  }
 }
 
 TEST_F(TrainerTest, TrainingStateRoundTripAndErrors) {

@@ -1,7 +1,10 @@
 #include "train/methods/method.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
+
+#include "nn/clip_grad.h"
 
 namespace rematch::train {
 
@@ -11,6 +14,13 @@ void check_finite_loss(const std::string& method, int64_t epoch, int64_t step, c
   std::ostringstream s;
   s << method << ": the loss term '" << term << "' is " << value << " at epoch " << epoch << ", step " << step;
   throw NonFiniteLoss(s.str());
+}
+
+void clip_checked_gradients(const std::string& method, int64_t epoch, int64_t step, const std::vector<Tensor>& params,
+                            double max_norm) {
+  // max_norm <= 0: only the norm (the largest finite bound never scales a finite norm).
+  const double limit = max_norm > 0 ? max_norm : std::numeric_limits<double>::max();
+  check_finite_loss(method, epoch, step, "gradient norm", nn::clip_grad_norm_(params, limit));
 }
 
 }  // namespace rematch::train

@@ -29,6 +29,7 @@
 
 #include "tensor/error.h"
 #include "tensor/random.h"
+#include "tensor/tensor.h"
 #include "train/run/training_state.h"
 
 namespace rematch::train {
@@ -63,6 +64,12 @@ class NonFiniteLoss : public Error {
 void check_finite_loss(const std::string& method, int64_t epoch, int64_t step, const std::string& term,
                        double value);
 
+// Between backward and the optimizer step: clips the gradients of `params` to total norm `max_norm` (none when
+// max_norm <= 0) and throws NonFiniteLoss (term "gradient norm") when that norm is NaN or infinite: a NaN that
+// a max or a mask hid from the loss value still reaches the gradients, and must not reach the weights.
+void clip_checked_gradients(const std::string& method, int64_t epoch, int64_t step, const std::vector<Tensor>& params,
+                            double max_norm);
+
 class Method {
  public:
   virtual ~Method() = default;
@@ -86,6 +93,12 @@ class Method {
   virtual std::vector<Generator*> generators() = 0;
   // The current learning rate of the main model (for metrics.jsonl and the progress line).
   virtual double learning_rate() const = 0;
+  // Whether the state after `epoch` competes for the best checkpoint (the one tested at the end). All epochs by
+  // default; RCSL only its mining stage (its code tests model_mining_best).
+  virtual bool best_candidate(int64_t epoch) const {
+    (void)epoch;
+    return true;
+  }
 
   // Files the run folder keeps besides checkpoints, written once when a run starts (not on resume): the noise
   // actually used (noise_index.npy, noisy_labels.npy), so a run can be reproduced and audited.

@@ -173,7 +173,8 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
     }
     method.end_epoch(e);
     const EvalResult val = method.validate();
-    const bool best = val.score > pos.best_score;
+    const bool candidate = method.best_candidate(e);
+    const bool best = candidate && val.score > pos.best_score;
     if (best) {
       pos.best_score = val.score;
       pos.best_epoch = e;
@@ -182,7 +183,13 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
     run::MetricRecord rec{e, steps, "val", {{"score", val.score}}};
     for (const auto& [k, v] : val.metrics) rec.values.emplace_back("val_" + k, v);
     metrics.append(rec);
-    std::string summary = "val " + fixed(val.score, 2) + (best ? " (best)" : " (best " + fixed(pos.best_score, 2) + ")");
+    std::string summary = "val " + fixed(val.score, 2);
+    if (best)
+      summary += " (best)";
+    else if (!candidate)
+      summary += " (this stage does not compete for the best state)";
+    else
+      summary += " (best " + fixed(pos.best_score, 2) + ")";
     for (const auto& [k, v] : info.stats)
       if (k == "clean_precision" || k == "label_accuracy") summary += "  " + k + " " + fixed(v, 3);
     if (steps > 0)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <sstream>
 
 #include "autograd/autograd.h"
@@ -37,7 +38,7 @@ L2rmMethod::L2rmMethod(const TrainConfig& config, std::ostream& log) : PairsMeth
   const Tensor rows = randperm(data_.train->num_images(), Device::cpu(), &sample_gen_);
   std::vector<int64_t> first = rows.to_vector<int64_t>();
   first.resize(static_cast<size_t>(config_.batch_size));
-  queue_ = data_.train->images(first);
+  queue_ = to(data_.train->images(first), device_);
   log_ << "l2rm: positives mask " << (positives_masked(config_) ? "on" : "off") << ", ε = " << config_.reg
        << ", ρ = " << config_.rho << ", dummy costs " << config_.dummy_costs << "\n";
 }
@@ -126,19 +127,23 @@ double L2rmMethod::cost_update(const data::Batch& clean, const data::Batch& nois
   const int64_t k = 1 + randint(0, config_.max_reserved, {1}, DType::Int64, Device::cpu(), &sample_gen_).item<int64_t>();
   const std::vector<int64_t> J = randperm(B, Device::cpu(), &sample_gen_).to_vector<int64_t>();
   const std::vector<int64_t> Q = randperm(B, Device::cpu(), &sample_gen_).to_vector<int64_t>();
-  Tensor keys = kernels::clone(queue_);
-  const Tensor clean_regions = to(clean.regions, Device::cpu());
+  // keys: the queue with slot Q_t holding clean image J_t (t < k), one gather from [queue; clean images] on
+  // the device the queue lives on.
+  std::vector<int64_t> source(static_cast<size_t>(B));
+  std::iota(source.begin(), source.end(), int64_t{0});
   Tensor sup = zeros({B, B}, DType::Float32);
   float* sup_data = sup.data<float>();
   for (int64_t t = 0; t < k; ++t) {
-    kernels::copy_(kernels::select(keys, 0, Q[t]), kernels::select(clean_regions, 0, J[t]));
+    source[static_cast<size_t>(Q[t])] = B + J[t];
     sup_data[Q[t] * B + J[t]] = 1.0f;
   }
+  const Tensor keys =
+      kernels::index_select(kernels::cat({queue_, clean.regions}, 0), 0, from_vector(source, {B}, device_));
   Tensor key_scores;
   {
     model_->eval();
     NoGradGuard no_grad;
-    key_scores = (*model_)(to(keys, device_), clean.captions, clean.lengths);
+    key_scores = (*model_)(keys, clean.captions, clean.lengths);
     model_->train();
   }
   // L_OT = Σ π^sup ⊙ f_c(S^key), one Adam step on f_c only.
@@ -149,7 +154,7 @@ double L2rmMethod::cost_update(const data::Batch& clean, const data::Batch& nois
   backward(loss);
   cost_optimizer_->step();
   // The queue now holds this step's noisy images (queue_length = batch size: a FIFO of one batch).
-  queue_ = to(noisy.regions, Device::cpu());
+  queue_ = noisy.regions;
   return value;
 }
 
@@ -234,7 +239,7 @@ void L2rmMethod::load_state(const TrainingState& s) {
   PairsMethod::load_state(s);
   s.get_module("cost_net.", *cost_net_);
   s.get_optimizer("cost_optim.", *cost_optimizer_);
-  queue_ = s.get_tensor("l2rm.queue");
+  queue_ = to(s.get_tensor("l2rm.queue"), device_);
   const std::vector<int64_t> clean = s.get_int_vector("l2rm.clean");
   clean_.assign(clean.begin(), clean.end());
   noisy_cycle_ = s.get_int("l2rm.noisy_cycle");

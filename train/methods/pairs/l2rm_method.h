@@ -47,7 +47,7 @@ class L2rmMethod : public PairsMethod {
 
   std::unique_ptr<models::CostNet> cost_net_;
   std::unique_ptr<nn::Adam> cost_optimizer_;
-  Tensor queue_;                        // [B, R, D] host: the previous noisy batch's images
+  Tensor queue_;                        // [B, R, D] on the run's device: the previous noisy batch's images
   std::vector<uint8_t> clean_;          // per training caption, the split of the epoch in progress
   std::unique_ptr<data::Batcher> clean_loader_, noisy_loader_;
   std::vector<std::vector<int64_t>> noisy_plan_;

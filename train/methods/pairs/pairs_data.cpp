@@ -24,6 +24,9 @@ PairsData load_pairs_data(const TrainConfig& c, bool add_mask_word, std::ostream
   d.train = std::make_unique<data::PrecompDataset>(c.data_path, c.data_name, "train", d.vocab);
   d.dev = std::make_unique<data::PrecompDataset>(c.data_path, c.data_name, "dev", d.vocab, dev_options);
   d.test = std::make_unique<data::PrecompDataset>(c.data_path, c.data_name, c.test_split, d.vocab);
+  REMATCH_CHECK(!c.coco_folds || d.test->num_images() % 5 == 0, "--coco_folds: the ", c.test_split, " split of ",
+                folder, " has ", d.test->num_images(), " images, which do not make 5 equal folds (COCO's testall: ",
+                "5000)");
 
   data::NoiseOptions noise;
   noise.protocol = c.noise_ratio > 0 ? c.noise_mode : "none";

@@ -37,6 +37,17 @@ EvalResult eval_result(const eval::RetrievalMetrics& m, const std::string& label
   return r;
 }
 
+EvalResult test_result(const Tensor& sims, int64_t captions_per_image, const TrainConfig& config) {
+  const eval::RetrievalMetrics whole = eval::retrieval_metrics(sims, captions_per_image);
+  if (!config.coco_folds) return eval_result(whole, config.test_split);
+  EvalResult r = eval_result(eval::mean_metrics(eval::per_fold_metrics(sims, captions_per_image, 5)),
+                             config.test_split + " 5-fold 1K (mean over folds)");
+  const EvalResult full = eval_result(whole, config.test_split + " full");
+  for (const auto& [k, v] : full.metrics) r.metrics["full_" + k] = v;
+  r.table += "\n" + full.table;
+  return r;
+}
+
 PairsMethod::PairsMethod(const TrainConfig& config, std::ostream& log)
     : config_(config),
       log_(log),
@@ -91,8 +102,7 @@ Tensor PairsMethod::scores(const data::Batch& b) { return (*model_)(b.regions, b
 void PairsMethod::optimizer_step(const Tensor& loss, int64_t epoch, int64_t step) {
   optimizer_->zero_grad();
   backward(loss);
-  const double max_norm = config_.grad_clip > 0 ? config_.grad_clip : std::numeric_limits<double>::infinity();
-  check_finite_loss(name(), epoch, step, "gradient norm", nn::clip_grad_norm_(model_->parameters(), max_norm));
+  clip_checked_gradients(name(), epoch, step, model_->parameters(), config_.grad_clip);
   optimizer_->step();
 }
 
@@ -136,17 +146,9 @@ EvalResult PairsMethod::validate() { return evaluate(*data_.dev, "dev"); }
 
 EvalResult PairsMethod::test() {
   const data::PrecompDataset& t = *data_.test;
-  if (!config_.coco_folds) return evaluate(t, config_.test_split);
   const Tensor sims = eval::score_precomp_split({model_.get()}, t, {config_.eval_batch, config_.eval_batch});
   model_->train();
-  const eval::RetrievalMetrics five_k = eval::retrieval_metrics(sims, t.captions_per_image());
-  const eval::RetrievalMetrics one_k =
-      eval::mean_metrics(eval::per_fold_metrics(sims, t.captions_per_image(), 5));
-  EvalResult r = eval_result(one_k, config_.test_split + " 5-fold 1K (mean over folds)");
-  const EvalResult full = eval_result(five_k, config_.test_split + " full");
-  for (const auto& [k, v] : full.metrics) r.metrics["full_" + k] = v;
-  r.table += "\n" + full.table;
-  return r;
+  return test_result(sims, t.captions_per_image(), config_);
 }
 
 void PairsMethod::save_state(TrainingState& s) const {

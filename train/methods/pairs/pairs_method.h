@@ -86,4 +86,8 @@ std::unique_ptr<Method> make_pairs_method(const TrainConfig& config, std::ostrea
 // The retrieval table of results.md and the terminal.
 EvalResult eval_result(const eval::RetrievalMetrics& m, const std::string& label);
 
+// The final test of a run from the test split's similarities [images, captions]: its metrics, or with
+// --coco_folds the mean over 5 folds of consecutive images (COCO 1K) plus the whole split's as full_* (5K).
+EvalResult test_result(const Tensor& sims, int64_t captions_per_image, const TrainConfig& config);
+
 }  // namespace rematch::train

@@ -101,6 +101,8 @@ RcslMethod::RcslMethod(const TrainConfig& config, const RcslOptions& options, st
 
 bool RcslMethod::mining(int64_t epoch) const { return !options_.paired_only_triplet && epoch >= options_.mine_epoch; }
 
+bool RcslMethod::best_candidate(int64_t epoch) const { return !mining(options_.num_epochs - 1) || mining(epoch); }
+
 // The stage's schedule counts epochs from 1 at the stage's first epoch and is stepped once here, so a milestone
 // falling on that first epoch applies to it, as adjust_learning_rate does right after the optimizer reset; each
 // end_epoch steps it to the next epoch. lr(e) = lr₀ · 0.1^#{milestones m : stage start <= m <= e}.
@@ -297,7 +299,7 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
   check_finite_loss(name(), epoch, step, "total", result.loss);
   optimizer_->zero_grad();
   backward(loss);
-  if (options_.grad_clip > 0) nn::clip_grad_norm_(model_->parameters(), options_.grad_clip);
+  clip_checked_gradients(name(), epoch, step, model_->parameters(), options_.grad_clip);
   optimizer_->step();
   return result;
 }
@@ -316,14 +318,7 @@ EvalResult RcslMethod::validate() {
 EvalResult RcslMethod::test() {
   const data::PrecompDataset& t = *data_.test;
   const Tensor sims = rcsl::split_similarities(*model_, t, options_.eval_block);
-  const eval::RetrievalMetrics whole = eval::retrieval_metrics(sims, t.captions_per_image());
-  if (!config_.coco_folds) return eval_result(whole, config_.test_split);
-  EvalResult r = eval_result(eval::mean_metrics(eval::per_fold_metrics(sims, t.captions_per_image(), 5)),
-                             config_.test_split + " 5-fold 1K (mean over folds)");
-  const EvalResult full = eval_result(whole, config_.test_split + " full");
-  for (const auto& [k, v] : full.metrics) r.metrics["full_" + k] = v;
-  r.table += "\n" + full.table;
-  return r;
+  return test_result(sims, t.captions_per_image(), config_);
 }
 
 void RcslMethod::save_state(TrainingState& s) const {

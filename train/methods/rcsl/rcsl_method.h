@@ -69,6 +69,10 @@ class RcslMethod : public Method {
   void load_state(const TrainingState& state) override;
   std::vector<Generator*> generators() override { return {&model_gen_, &augment_gen_}; }
   double learning_rate() const override { return optimizer_->lr(); }
+  // RCSL's final test loads model_mining_best (SPEC-methods §3.5): the best dev rSum among the mining epochs only.
+  // Kept per stage here, so the code's crash when no mining epoch beats the learning stage cannot happen; a run
+  // without a mining stage (--paired_only_triplet, --mine_epoch >= --num_epochs) picks among all its epochs.
+  bool best_candidate(int64_t epoch) const override;
   void write_run_files(const std::string& dir) override;
   std::string results_notes() const override;
 

@@ -239,7 +239,7 @@ StepResult UotrclMethod::train_step(int64_t epoch, int64_t step) {
   }
   optimizer_->zero_grad();
   backward(loss);
-  if (options_.grad_clip > 0) nn::clip_grad_norm_(model_->parameters(), options_.grad_clip);
+  clip_checked_gradients(name(), epoch, step, model_->parameters(), options_.grad_clip);
   optimizer_->step();
   // MRL renormalises the prototype columns at the top of every batch; doing it right after each update gives
   // the same iterates and leaves the parameters untouched until the loss has passed the finite check.
