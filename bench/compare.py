@@ -1,6 +1,7 @@
 """Shared pieces of the benchmark reports of bench/run_*.sh: reading Google Benchmark JSON and baseline JSON
-lines, formatting times, markdown tables, target verdicts and a JSON summary. A runner's report imports it with
-sys.path.insert(0, "<repo>/bench"); nothing here knows a particular benchmark.
+lines, formatting times, markdown tables (the ratio table against one baseline among them), target verdicts
+and a JSON summary. A runner's report imports it with sys.path.insert(0, "<repo>/bench"); nothing here knows
+a particular benchmark.
 """
 import json
 
@@ -11,15 +12,16 @@ _GBENCH_FIELDS = {"name", "run_name", "run_type", "repetitions", "repetition_ind
                   "aggregate_name", "aggregate_unit", "error_occurred", "error_message"}
 
 
-def load_gbench(path):
+def load_gbench(path, with_args=False):
     """(results, context) of a Google Benchmark JSON file. results maps each case (the name before the first
     '/') to {"seconds": ..., <counter>: ...}: the median aggregate when the binary ran repetitions, else the
-    single run. context is the binary's "context" object (host, plus custom context such as the device)."""
+    single run; with_args, also "args": the rest of the name split at '/' (e.g. ["B:32", "real_time"]).
+    context is the binary's "context" object (host, plus custom context such as the device)."""
     with open(path) as f:
         data = json.load(f)
     results, aggregated = {}, set()
     for row in data.get("benchmarks", []):
-        case = row.get("run_name", row["name"]).split("/")[0]
+        case, *args = row.get("run_name", row["name"]).split("/")
         if row.get("run_type") == "aggregate":
             if row.get("aggregate_name") != "median":
                 continue
@@ -28,6 +30,8 @@ def load_gbench(path):
             continue
         entry = {"seconds": row["real_time"] * TO_SECONDS[row.get("time_unit", "ns")]}
         entry.update({k: v for k, v in row.items() if k not in _GBENCH_FIELDS and isinstance(v, (int, float))})
+        if with_args:
+            entry["args"] = args
         results[case] = entry
     return results, data.get("context", {})
 
@@ -61,6 +65,26 @@ def markdown_table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return lines
+
+
+def ratio_table(rematch, baseline, baseline_name, target, fmt):
+    """The lines of a markdown table of each rematch case against one baseline: case, both times, ratio =
+    baseline time / rematch time (> 1: rematch is faster), the target the ratio must reach (target(case)) and
+    whether it does, then an empty line and "<n> of <cases> targets met". rematch and baseline map cases to
+    seconds; fmt formats a time. A case the baseline lacks says "no baseline" and does not count as missed."""
+    lines = [f"| case | rematch | {baseline_name} | ratio ({baseline_name}/rematch) | target | met |",
+             "|---|---:|---:|---:|---:|---|"]
+    missed = 0
+    for case, ours in rematch.items():
+        if case not in baseline:
+            lines.append(f"| {case} | {fmt(ours)} | - | - | - | no baseline |")
+            continue
+        ratio = baseline[case] / ours
+        met = ratio >= target(case)
+        missed += not met
+        lines.append(f"| {case} | {fmt(ours)} | {fmt(baseline[case])} | {ratio:.2f} | >= {target(case):.1f} | "
+                     f"{'met' if met else 'missed'} |")
+    return lines + ["", f"{len(rematch) - missed} of {len(rematch)} targets met"]
 
 
 def write_json(path, obj):

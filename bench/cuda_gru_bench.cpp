@@ -5,17 +5,16 @@
 // tensor-core math in the GEMMs (cuda::set_allow_tf32), which PyTorch's cuDNN GRU uses by default; the others
 // are plain float32 on both sides. bench/baselines/cuda_ops.py times torch.nn.GRU (cuDNN) on the same work
 // under the same names and bench/run_cuda.sh compares. Exits 0 with a message without a CUDA device.
-#include <benchmark/benchmark.h>
-
 #include <cstdio>
 
-#include "tensor/cuda/runtime.h"
-
 #ifdef REMATCH_WITH_CUDA
+
+#include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <vector>
 
+#include "bench/cuda_bench_setup.h"
 #include "bench/cuda_timer.h"
 #include "nn/gru.h"
 #include "tensor/cuda/cuda_kernels.h"
@@ -85,22 +84,14 @@ void configure(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (cuda::device_count() == 0) {
-    std::printf("cuda_gru_bench: no CUDA device visible; skipping\n");
-    return 0;
-  }
-  bench::add_device_context(kDevice);
-  configure(benchmark::RegisterBenchmark("bigru_forward_full", BM_forward, false, false));
-  configure(benchmark::RegisterBenchmark("bigru_forward_mixed", BM_forward, true, false));
-  configure(benchmark::RegisterBenchmark("bigru_fwd_bwd_full", BM_forward_backward, false, false));
-  configure(benchmark::RegisterBenchmark("bigru_fwd_bwd_mixed", BM_forward_backward, true, false));
-  configure(benchmark::RegisterBenchmark("bigru_fwd_bwd_full_tf32", BM_forward_backward, false, true));
-  configure(benchmark::RegisterBenchmark("bigru_fwd_bwd_mixed_tf32", BM_forward_backward, true, true));
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return bench::run_cuda_benchmarks("cuda_gru_bench", kDevice, argc, argv, [] {
+    configure(benchmark::RegisterBenchmark("bigru_forward_full", BM_forward, false, false));
+    configure(benchmark::RegisterBenchmark("bigru_forward_mixed", BM_forward, true, false));
+    configure(benchmark::RegisterBenchmark("bigru_fwd_bwd_full", BM_forward_backward, false, false));
+    configure(benchmark::RegisterBenchmark("bigru_fwd_bwd_mixed", BM_forward_backward, true, false));
+    configure(benchmark::RegisterBenchmark("bigru_fwd_bwd_full_tf32", BM_forward_backward, false, true));
+    configure(benchmark::RegisterBenchmark("bigru_fwd_bwd_mixed_tf32", BM_forward_backward, true, true));
+  });
 }
 
 #else  // a CPU-only build

@@ -10,16 +10,15 @@
 // Each case reports the bytes one call must move (inputs read once, output written once) as the "bytes"
 // counter; bench/run_cuda.sh turns them into bandwidth and ratios. Exits 0 with a message when there is no
 // CUDA device (or the build has no CUDA).
-#include <benchmark/benchmark.h>
-
 #include <cstdio>
-
-#include "tensor/cuda/runtime.h"
 
 #ifdef REMATCH_WITH_CUDA
 
+#include <benchmark/benchmark.h>
+
 #include <cstdint>
 
+#include "bench/cuda_bench_setup.h"
 #include "bench/cuda_timer.h"
 #include "tensor/cuda/cublas_check.h"
 #include "tensor/tensor.h"
@@ -134,28 +133,20 @@ void configure(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (cuda::device_count() == 0) {
-    std::printf("cuda_ops_bench: no CUDA device visible; skipping\n");
-    return 0;
-  }
-  bench::add_device_context(kDevice);
-  configure(benchmark::RegisterBenchmark("copy_d2d_256MiB", BM_copy));
-  configure(benchmark::RegisterBenchmark("add_64M", BM_add));
-  configure(benchmark::RegisterBenchmark("exp_64M", BM_exp));
-  configure(benchmark::RegisterBenchmark("add_broadcast_8192x8192", BM_add_broadcast));
-  configure(benchmark::RegisterBenchmark("softmax_4096x4096", BM_softmax, 4096, 4096));
-  configure(benchmark::RegisterBenchmark("softmax_262144x128", BM_softmax, 262144, 128));
-  configure(benchmark::RegisterBenchmark("matmul_1024", BM_matmul, 0, 1024));
-  configure(benchmark::RegisterBenchmark("cublas_1024", BM_cublas, 0, 1024));
-  configure(benchmark::RegisterBenchmark("matmul_4096", BM_matmul, 0, 4096));
-  configure(benchmark::RegisterBenchmark("cublas_4096", BM_cublas, 0, 4096));
-  configure(benchmark::RegisterBenchmark("bmm_64x256x256", BM_matmul, 64, 256));
-  configure(benchmark::RegisterBenchmark("cublas_bmm_64x256x256", BM_cublas, 64, 256));
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return bench::run_cuda_benchmarks("cuda_ops_bench", kDevice, argc, argv, [] {
+    configure(benchmark::RegisterBenchmark("copy_d2d_256MiB", BM_copy));
+    configure(benchmark::RegisterBenchmark("add_64M", BM_add));
+    configure(benchmark::RegisterBenchmark("exp_64M", BM_exp));
+    configure(benchmark::RegisterBenchmark("add_broadcast_8192x8192", BM_add_broadcast));
+    configure(benchmark::RegisterBenchmark("softmax_4096x4096", BM_softmax, 4096, 4096));
+    configure(benchmark::RegisterBenchmark("softmax_262144x128", BM_softmax, 262144, 128));
+    configure(benchmark::RegisterBenchmark("matmul_1024", BM_matmul, 0, 1024));
+    configure(benchmark::RegisterBenchmark("cublas_1024", BM_cublas, 0, 1024));
+    configure(benchmark::RegisterBenchmark("matmul_4096", BM_matmul, 0, 4096));
+    configure(benchmark::RegisterBenchmark("cublas_4096", BM_cublas, 0, 4096));
+    configure(benchmark::RegisterBenchmark("bmm_64x256x256", BM_matmul, 64, 256));
+    configure(benchmark::RegisterBenchmark("cublas_bmm_64x256x256", BM_cublas, 64, 256));
+  });
 }
 
 #else  // a CPU-only build

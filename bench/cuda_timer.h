@@ -7,8 +7,6 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
-#include <string>
-
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/runtime.h"
 
@@ -50,18 +48,5 @@ class EventTimer {
   cudaStream_t stream_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
-
-// The device's name, driver version and multiprocessor count for the report's header (Google Benchmark
-// context, in the JSON output).
-inline void add_device_context(int device) {
-  cudaDeviceProp prop{};
-  REMATCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  int driver = 0;
-  REMATCH_CUDA_CHECK(cudaDriverGetVersion(&driver));
-  benchmark::AddCustomContext("cuda_device", prop.name);
-  benchmark::AddCustomContext("cuda_driver",
-                              std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10));
-  benchmark::AddCustomContext("cuda_sms", std::to_string(prop.multiProcessorCount));
-}
 
 }  // namespace rematch::bench

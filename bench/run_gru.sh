@@ -37,47 +37,24 @@ cpu="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || true)
 commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
 
-"$python" - "$tmp/rematch.json" "$tmp/torch.jsonl" "$threads" "${cpu:-unknown CPU}" "$commit" \
+"$python" - "$root/bench" "$tmp/rematch.json" "$tmp/torch.jsonl" "$threads" "${cpu:-unknown CPU}" "$commit" \
   "$load_before" "$load_after" "$(nproc)" <<'PYEOF'
 import datetime
-import json
 import sys
 
-rematch_path, torch_path, threads, cpu, commit, load_before, load_after, cores = sys.argv[1:9]
-to_seconds = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+bench_dir, rematch_path, torch_path, threads, cpu, commit, load_before, load_after, cores = sys.argv[1:10]
+sys.path.insert(0, bench_dir)
+import compare  # noqa: E402
+
 TARGET = 0.8
 
-# Median of the repetitions when the binary reported aggregates, else the single run.
-rematch, aggregated = {}, set()
-for row in json.load(open(rematch_path))["benchmarks"]:
-    case = row.get("run_name", row["name"]).split("/")[0]
-    seconds = row["real_time"] * to_seconds[row.get("time_unit", "ns")]
-    if row.get("run_type") == "aggregate":
-        if row.get("aggregate_name") == "median":
-            rematch[case] = seconds
-            aggregated.add(case)
-    elif case not in aggregated:
-        rematch[case] = seconds
-
-torch_rows = [json.loads(line) for line in open(torch_path) if line.strip()]
+rematch = {case: r["seconds"] for case, r in compare.load_gbench(rematch_path)[0].items()}
+torch_rows = compare.load_jsonl(torch_path)
 torch = {row["case"]: row["seconds"] for row in torch_rows}
 torch_version = torch_rows[0]["torch"] if torch_rows else "?"
 
 print(f"CPU: {cpu} ({cores} cores); {threads} threads; PyTorch {torch_version}; commit {commit}; "
       f"{datetime.date.today().isoformat()}; load average {load_before} before, {load_after} after")
 print()
-print("| case | rematch | PyTorch | ratio (PyTorch/rematch) | target | met |")
-print("|---|---:|---:|---:|---:|---|")
-missed = 0
-for case, ours in rematch.items():
-    if case not in torch:
-        print(f"| {case} | {ours * 1e3:.1f} ms | - | - | - | no baseline |")
-        continue
-    ratio = torch[case] / ours
-    met = ratio >= TARGET
-    missed += not met
-    print(f"| {case} | {ours * 1e3:.1f} ms | {torch[case] * 1e3:.1f} ms | {ratio:.2f} | >= {TARGET} | "
-          f"{'met' if met else 'missed'} |")
-print()
-print(f"{len(rematch) - missed} of {len(rematch)} targets met")
+print("\n".join(compare.ratio_table(rematch, torch, "PyTorch", lambda case: TARGET, lambda s: f"{s * 1e3:.1f} ms")))
 PYEOF

@@ -52,32 +52,29 @@ cpu="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || true)
 commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
 
-"$python" - "$tmp" "$threads" "${cpu:-unknown CPU}" "$commit" "$load_before" "$load_after" "$(nproc)" <<'PYEOF'
+"$python" - "$root/bench" "$tmp" "$threads" "${cpu:-unknown CPU}" "$commit" "$load_before" "$load_after" \
+  "$(nproc)" <<'PYEOF'
 import datetime
-import json
 import os
 import sys
 
-tmp, threads, cpu, commit, load_before, load_after, cores = sys.argv[1:8]
-to_seconds = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+bench_dir, tmp, threads, cpu, commit, load_before, load_after, cores = sys.argv[1:9]
+sys.path.insert(0, bench_dir)
+import compare  # noqa: E402
+
 TARGET = 1.0  # CPU: rematch at least as fast as the batched PyTorch step
 
-checks = [json.loads(line) for line in open(os.path.join(tmp, "check.jsonl")) if line.strip()]
+checks = compare.load_jsonl(os.path.join(tmp, "check.jsonl"))
 verified = all(c["ok"] for c in checks)
 
 # rematch: the median aggregate of the repetitions (else the single run), with its memory counters.
 rematch = {}
 for model in ("sgr", "saf"):
-    for row in json.load(open(os.path.join(tmp, f"rematch_{model}.json")))["benchmarks"]:
-        parts = row.get("run_name", row["name"]).split("/")
-        case = parts[0]
-        dims = "/".join(p for p in parts[1:] if ":" in p and not p.startswith(("min_time", "real_time")))
-        if row.get("run_type") == "aggregate" and row.get("aggregate_name") != "median":
-            continue
-        rematch[case] = dict(seconds=row["real_time"] * to_seconds[row.get("time_unit", "ns")],
-                             step=row.get("step_MiB"), peak=row.get("peak_rss_MiB"), dims=dims)
+    for case, r in compare.load_gbench(os.path.join(tmp, f"rematch_{model}.json"), with_args=True)[0].items():
+        dims = "/".join(p for p in r["args"] if ":" in p and not p.startswith(("min_time", "real_time")))
+        rematch[case] = dict(seconds=r["seconds"], step=r.get("step_MiB"), peak=r.get("peak_rss_MiB"), dims=dims)
 
-torch_rows = [json.loads(line) for line in open(os.path.join(tmp, "torch.jsonl")) if line.strip()]
+torch_rows = compare.load_jsonl(os.path.join(tmp, "torch.jsonl"))
 torch = {(r["case"], r["variant"]): r for r in torch_rows}
 torch_version = torch_rows[0]["torch"] if torch_rows else "?"
 dims = next(iter(rematch.values()))["dims"] if rematch else "?"

@@ -39,29 +39,20 @@ cpu="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || true)
 commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
 
-"$python" - "$tmp/rematch.json" "$tmp/baselines.jsonl" "$threads" "${cpu:-unknown CPU}" "$commit" \
+"$python" - "$root/bench" "$tmp/rematch.json" "$tmp/baselines.jsonl" "$threads" "${cpu:-unknown CPU}" "$commit" \
   "$load_before" "$load_after" "$(getconf _NPROCESSORS_ONLN)" <<'PYEOF'
 import datetime
-import json
 import sys
 
-rematch_path, base_path, threads, cpu, commit, load_before, load_after, cores = sys.argv[1:9]
-to_seconds = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+bench_dir, rematch_path, base_path, threads, cpu, commit, load_before, load_after, cores = sys.argv[1:10]
+sys.path.insert(0, bench_dir)
+import compare  # noqa: E402
+
 TARGET = 5.0
 IMPLS = (("pot", "POT sinkhorn_log"), ("numpy", "NumPy L2RM loop"), ("torch", "PyTorch eager"))
 
-rematch, aggregated = {}, set()
-for row in json.load(open(rematch_path))["benchmarks"]:
-    case = row.get("run_name", row["name"]).split("/")[0]
-    seconds = row["real_time"] * to_seconds[row.get("time_unit", "ns")]
-    if row.get("run_type") == "aggregate":
-        if row.get("aggregate_name") == "median":
-            rematch[case] = seconds
-            aggregated.add(case)
-    elif case not in aggregated:
-        rematch[case] = seconds
-
-rows = [json.loads(line) for line in open(base_path) if line.strip()]
+rematch = {case: r["seconds"] for case, r in compare.load_gbench(rematch_path)[0].items()}
+rows = compare.load_jsonl(base_path)
 base = {(r["case"], r["impl"]): r for r in rows}
 versions = rows[0] if rows else {}
 

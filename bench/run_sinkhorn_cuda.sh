@@ -48,29 +48,27 @@ clock_mhz="$(nvidia-smi --query-gpu=clocks.max.sm --format=csv,noheader,nounits 
 commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
 
-"$python" - "$tmp/rematch.json" "$tmp/torch.jsonl" "${clock_mhz:-}" "$commit" "${OUT:-}" <<'PYEOF'
+"$python" - "$root/bench" "$tmp/rematch.json" "$tmp/torch.jsonl" "${clock_mhz:-}" "$commit" "${OUT:-}" <<'PYEOF'
 import datetime
 import json
 import os
 import sys
 
-rematch_path, torch_path, clock_mhz, commit, out_dir = sys.argv[1:6]
-to_seconds = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+bench_dir, rematch_path, torch_path, clock_mhz, commit, out_dir = sys.argv[1:7]
+sys.path.insert(0, bench_dir)
+import compare  # noqa: E402
+
 EXPS_PER_CLOCK_PER_SM = 16          # ANCHORS.md §3: SFU exp2 throughput on sm_90
 SMEM_PER_SM = 227 * 1024            # bytes one block may use: a C that fits over all SMs stays resident
 TARGETS = {"cuda_f32_129x129_B1_1000it": 50.0, "cuda_f32_129x129_B1024_1000it": 100.0}
 BATCH_CASES = {"cuda_f32_129x129_B%d_1000it" % b: (b, 129, 129, 1000) for b in (1, 128, 1024)}
 LARGE = {"43000x11": (43000, 11), "32000x201": (32000, 201), "32768x32768": (32768, 32768)}
 
-rematch, sweeps = {}, {}
-for row in json.load(open(rematch_path))["benchmarks"]:
-    case = row.get("run_name", row["name"]).split("/")[0]
-    if row.get("run_type") == "aggregate" and row.get("aggregate_name") != "median":
-        continue
-    rematch[case] = row["real_time"] * to_seconds[row.get("time_unit", "ns")]
-    sweeps[case] = row.get("sweeps")
+results_by_case = compare.load_gbench(rematch_path)[0]
+rematch = {case: r["seconds"] for case, r in results_by_case.items()}
+sweeps = {case: r.get("sweeps") for case, r in results_by_case.items()}
 
-rows = [json.loads(line) for line in open(torch_path) if line.strip()]
+rows = compare.load_jsonl(torch_path)
 device = next(r for r in rows if r["case"] == "_device")
 torch_rows = {r["case"]: r for r in rows if r["case"] != "_device"}
 clock_hz = float(clock_mhz) * 1e6 if clock_mhz else 1.755e9

@@ -35,27 +35,16 @@ cpu="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || true)
 commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
 
-"$python" - "$tmp/rematch.json" "$tmp/torch.jsonl" "$threads" "${cpu:-unknown CPU}" "$commit" <<'EOF'
+"$python" - "$root/bench" "$tmp/rematch.json" "$tmp/torch.jsonl" "$threads" "${cpu:-unknown CPU}" "$commit" <<'EOF'
 import datetime
-import json
 import sys
 
-rematch_path, torch_path, threads, cpu, commit = sys.argv[1:6]
-to_seconds = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+bench_dir, rematch_path, torch_path, threads, cpu, commit = sys.argv[1:7]
+sys.path.insert(0, bench_dir)
+import compare  # noqa: E402
 
-# Median of the repetitions when the binary reported aggregates, else the single run.
-rematch, aggregated = {}, set()
-for row in json.load(open(rematch_path))["benchmarks"]:
-    case = row.get("run_name", row["name"]).split("/")[0]
-    seconds = row["real_time"] * to_seconds[row.get("time_unit", "ns")]
-    if row.get("run_type") == "aggregate":
-        if row.get("aggregate_name") == "median":
-            rematch[case] = seconds
-            aggregated.add(case)
-    elif case not in aggregated:
-        rematch[case] = seconds
-
-torch_rows = [json.loads(line) for line in open(torch_path) if line.strip()]
+rematch = {case: r["seconds"] for case, r in compare.load_gbench(rematch_path)[0].items()}
+torch_rows = compare.load_jsonl(torch_path)
 torch = {row["case"]: row["seconds"] for row in torch_rows}
 torch_version = torch_rows[0]["torch"] if torch_rows else "?"
 
@@ -64,25 +53,8 @@ def target(case):
     return 0.9 if case.startswith("matmul") else 1.0
 
 
-def fmt_ms(seconds):
-    return f"{seconds * 1e3:.3f} ms"
-
-
 print(f"CPU: {cpu}; {threads} threads; PyTorch {torch_version}; commit {commit}; "
       f"{datetime.date.today().isoformat()}")
 print()
-print("| case | rematch | PyTorch | ratio (PyTorch/rematch) | target | met |")
-print("|---|---:|---:|---:|---:|---|")
-missed = 0
-for case, ours in rematch.items():
-    if case not in torch:
-        print(f"| {case} | {fmt_ms(ours)} | - | - | - | no baseline |")
-        continue
-    ratio = torch[case] / ours
-    met = ratio >= target(case)
-    missed += not met
-    print(f"| {case} | {fmt_ms(ours)} | {fmt_ms(torch[case])} | {ratio:.2f} | >= {target(case):.1f} | "
-          f"{'met' if met else 'missed'} |")
-print()
-print(f"{len(rematch) - missed} of {len(rematch)} targets met")
+print("\n".join(compare.ratio_table(rematch, torch, "PyTorch", target, lambda s: f"{s * 1e3:.3f} ms")))
 EOF
