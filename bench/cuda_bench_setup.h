@@ -27,9 +27,9 @@ inline void add_device_context(int device) {
 }
 
 // The body of a CUDA benchmark's main(): without a visible CUDA device, prints that `program` skips and
-// returns 0 (no JSON: bench/run_cuda.sh reports the runs as skipped); otherwise adds `device` to the report's
-// context, registers the cases (register_cases()) and runs those the command line selects. Returns main's
-// exit status.
+// returns 0 (no JSON: bench/run_cuda.sh and bench/run_sinkhorn_cuda.sh report the runs as skipped); otherwise
+// adds `device` to the report's context, registers the cases (register_cases()) and runs those the command line
+// selects. Returns main's exit status.
 template <typename RegisterCases>
 int run_cuda_benchmarks(const char* program, int device, int argc, char** argv, RegisterCases register_cases) {
   if (cuda::device_count() == 0) {

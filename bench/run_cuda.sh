@@ -16,26 +16,15 @@
 # Extra arguments go to both benchmark binaries (e.g. --benchmark_filter=gru).
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${BUILD:-build}"
-[[ "$build" = /* ]] || build="$root/$build"
+# shellcheck source-path=SCRIPTDIR source=runner_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/runner_common.sh"
 python="${PYTHON:-python3}"
 json_out="${JSON:-}"
-
-for name in cuda_ops_bench cuda_gru_bench; do
-  if [[ ! -x "$build/bench/$name" ]]; then
-    echo "error: $build/bench/$name not found; build it with: cmake --build $build --target $name" >&2
-    exit 1
-  fi
-done
-
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+runner_setup "${BUILD:-build}" cuda_ops_bench cuda_gru_bench
 
 for name in cuda_ops_bench cuda_gru_bench; do
   echo "running $build/bench/$name ..." >&2
-  "$build/bench/$name" --benchmark_format=json --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-    "$@" >"$tmp/$name.json"
+  runner_gbench "$build/bench/$name" "$tmp/$name.json" "$@"
   # Without a device (or without CUDA) the binary prints one line instead of JSON.
   if [[ "$(head -c1 "$tmp/$name.json")" != "{" ]]; then
     cat "$tmp/$name.json"
@@ -46,8 +35,7 @@ done
 echo "running the PyTorch baseline ($python bench/baselines/cuda_ops.py) ..." >&2
 PYTHONUNBUFFERED=1 "$python" "$root/bench/baselines/cuda_ops.py" >"$tmp/torch.jsonl"
 
-commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
+runner_commit
 
 "$python" - "$root/bench" "$tmp" "$commit" "$json_out" <<'PYEOF'
 import datetime

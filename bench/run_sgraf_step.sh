@@ -17,40 +17,25 @@
 # Extra arguments go to the benchmark binary (e.g. --benchmark_min_time=5).
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${BUILD:-build}"
-[[ "$build" = /* ]] || build="$root/$build"
-threads="${THREADS:-2}"
+# shellcheck source-path=SCRIPTDIR source=runner_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/runner_common.sh"
+runner_cpu_setup sgraf_step_bench
 dims="${DIMS:-reduced}"
-python=/usr/bin/python3
-binary="$build/bench/sgraf_step_bench"
 baseline="$root/bench/baselines/sgraf_step.py"
 
-if [[ ! -x "$binary" ]]; then
-  echo "error: $binary not found; build it with: cmake --build $build --target sgraf_step_bench" >&2
-  exit 1
-fi
-
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-
-export OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads"
 echo "checking that the batched PyTorch variant equals the per-caption one ..." >&2
 "$python" "$baseline" --check >"$tmp/check.jsonl"
 
-load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+load_before="$(runner_loadavg)"
 for model in sgr saf; do
   echo "running $binary --dims=$dims ${model}_step (OMP_NUM_THREADS=$threads) ..." >&2
-  "$binary" --dims="$dims" --benchmark_filter="^${model}_step/" --benchmark_format=json \
-    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true "$@" >"$tmp/rematch_$model.json"
+  runner_gbench "$binary" "$tmp/rematch_$model.json" --dims="$dims" --benchmark_filter="^${model}_step/" "$@"
 done
 echo "running the PyTorch baseline (torch.set_num_threads($threads), one process per case) ..." >&2
 "$python" "$baseline" --threads "$threads" --dims "$dims" >"$tmp/torch.jsonl"
-load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+load_after="$(runner_loadavg)"
 
-cpu="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || true)"
-commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
+runner_machine_info
 
 "$python" - "$root/bench" "$tmp" "$threads" "${cpu:-unknown CPU}" "$commit" "$load_before" "$load_after" \
   "$(nproc)" <<'PYEOF'

@@ -11,33 +11,18 @@
 # Extra arguments go to the benchmark binary (e.g. --benchmark_filter=129x129).
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${BUILD:-build}"
-[[ "$build" = /* ]] || build="$root/$build"
-threads="${THREADS:-2}"
-python=/usr/bin/python3
-binary="$build/bench/sinkhorn_bench"
+# shellcheck source-path=SCRIPTDIR source=runner_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/runner_common.sh"
+runner_cpu_setup sinkhorn_bench
 
-if [[ ! -x "$binary" ]]; then
-  echo "error: $binary not found; build it with: cmake --build $build --target sinkhorn_bench" >&2
-  exit 1
-fi
-
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-
-export OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads"
-load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+load_before="$(runner_loadavg)"
 echo "running $binary (OMP_NUM_THREADS=$threads) ..." >&2
-"$binary" --benchmark_format=json --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-  "$@" >"$tmp/rematch.json"
+runner_gbench "$binary" "$tmp/rematch.json" "$@"
 echo "running the baselines (POT, NumPy, PyTorch with torch.set_num_threads($threads)) ..." >&2
 "$python" "$root/bench/baselines/sinkhorn.py" --threads "$threads" >"$tmp/baselines.jsonl"
-load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+load_after="$(runner_loadavg)"
 
-cpu="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || true)"
-commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
+runner_machine_info
 
 "$python" - "$root/bench" "$tmp/rematch.json" "$tmp/baselines.jsonl" "$threads" "${cpu:-unknown CPU}" "$commit" \
   "$load_before" "$load_after" "$(getconf _NPROCESSORS_ONLN)" <<'PYEOF'

@@ -18,25 +18,17 @@
 # the table's rows are also written to $OUT/sinkhorn_cuda.json. Without a CUDA device it says so and exits 0.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${1:-build-gpu}"
-shift || true
-[[ "$build" = /* ]] || build="$root/$build"
+# shellcheck source-path=SCRIPTDIR source=runner_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/runner_common.sh"
 python="${PYTHON:-python3}"
-binary="$build/bench/sinkhorn_cuda_bench"
-
-if [[ ! -x "$binary" ]]; then
-  echo "error: $binary not found; build it with: cmake --build $build --target sinkhorn_cuda_bench" >&2
-  exit 1
-fi
-
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+runner_setup "${1:-build-gpu}" sinkhorn_cuda_bench
+shift || true
 
 echo "running $binary ..." >&2
-"$binary" --benchmark_format=json --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-  "$@" >"$tmp/rematch.json"
-if [[ ! -s "$tmp/rematch.json" ]]; then
+runner_gbench "$binary" "$tmp/rematch.json" "$@"
+# Without a device (or without CUDA) the binary prints one line instead of JSON.
+if [[ "$(head -c1 "$tmp/rematch.json")" != "{" ]]; then
+  cat "$tmp/rematch.json"
   echo "sinkhorn_cuda: skipped (no CUDA device)"
   exit 0
 fi
@@ -45,8 +37,7 @@ echo "running the PyTorch eager baseline ..." >&2
 
 clock_mhz="$(nvidia-smi --query-gpu=clocks.max.sm --format=csv,noheader,nounits 2>/dev/null | head -1 |
   tr -d ' ' || true)"
-commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
+runner_commit
 
 "$python" - "$root/bench" "$tmp/rematch.json" "$tmp/torch.jsonl" "${clock_mhz:-}" "$commit" "${OUT:-}" <<'PYEOF'
 import datetime

@@ -26,4 +26,9 @@ struct Device {
 bool cuda_available();
 int cuda_device_count();
 
+// The device `spec` names ("cpu", "cuda", "cuda:N") when this process can use it; otherwise an error naming
+// `flag` and the reason (a build without the CUDA backend, or fewer visible devices), so a command can refuse
+// a --device it cannot honour before any work.
+Device usable_device(const std::string& spec, const std::string& flag);
+
 }  // namespace rematch

@@ -110,4 +110,22 @@ Device Device::parse(const std::string& s) {
 bool cuda_available() { return cuda::device_count() > 0; }
 int cuda_device_count() { return cuda::device_count(); }
 
+Device usable_device(const std::string& spec, const std::string& flag) {
+  Device d;
+  try {
+    d = Device::parse(spec);
+  } catch (const Error& e) {
+    REMATCH_FAIL(flag, ": ", e.what());
+  }
+  if (d.is_cpu()) return d;
+#ifndef REMATCH_WITH_CUDA
+  REMATCH_FAIL(flag, " ", spec, ": this build has no CUDA backend (configure with -DREMATCH_CUDA=ON on a machine with "
+               "the CUDA toolkit)");
+#endif
+  const int n = cuda::device_count();
+  REMATCH_CHECK(d.index < n, flag, " ", spec, ": ", n, " CUDA device(s) visible",
+                n == 0 ? " (no GPU, or no driver)" : "");
+  return d;
+}
+
 }  // namespace rematch

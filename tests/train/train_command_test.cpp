@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cli_runner.h"
+#include "tensor/device.h"
 #include "tensor/npy.h"
 #include "test_util.h"
 #include "train/cli/app.h"
@@ -119,6 +120,25 @@ TEST_F(TrainCommandTest, BadInputFailsBeforeAnyWork) {
   const CliResult mixed = run_cli({"train", "--resume", path("run"), "--batch_size", "4"});
   EXPECT_EQ(mixed.code, kExitUsage);
   EXPECT_NE(mixed.err.find("--batch_size"), std::string::npos) << mixed.err;
+}
+
+TEST_F(TrainCommandTest, AnUnusableDeviceIsRefusedBeforeAnyWork) {
+  // Not a device at all, or (on a machine without a GPU, or a build without CUDA) a CUDA device: the train
+  // command and the demo stop before reading or making any data, naming the flag.
+  std::vector<std::string> devices = {"gpu", "cuda:99"};
+  if (!cuda_available()) devices.push_back("cuda");
+  for (const std::string& device : devices) {
+    const int code = device == "gpu" ? kExitUsage : kExitFailure;  // a typo, or a machine without the device
+    const CliResult r = run_cli(train("triplet", "run") + std::vector<std::string>{"--device", device});
+    EXPECT_EQ(r.code, code) << device;
+    EXPECT_NE(r.err.find("--device"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("data:"), std::string::npos) << "data was read: " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(path("run")));
+    const CliResult demo = run_cli({"demo", "--out", path("demo"), "--device", device, "--progress", "none"});
+    EXPECT_EQ(demo.code, code) << device;
+    EXPECT_NE(demo.err.find("--device"), std::string::npos) << demo.err;
+    EXPECT_FALSE(std::filesystem::exists(path("demo") + "/data"));
+  }
 }
 
 TEST_F(TrainCommandTest, SigintThenResumeGivesTheUninterruptedMetrics) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "tensor/device.h"
 #include "train/cli/app.h"
 #include "train/methods/make_method.h"
 #include "train/run/plots.h"
@@ -101,6 +102,12 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   if (o.epochs >= 0 && o.epochs <= size.warmup)
     throw UsageError("--epochs must exceed the " + std::to_string(size.warmup) + " warm-up epochs of l2rm");
   if (!(o.noise_ratio >= 0 && o.noise_ratio < 1)) throw UsageError("--noise_ratio must be in [0, 1)");
+  try {
+    Device::parse(o.device);
+  } catch (const Error& e) {
+    throw UsageError(std::string("--device: ") + e.what());
+  }
+  usable_device(o.device, "--device");  // before the data is made
   const auto start = std::chrono::steady_clock::now();
 
   synth::PairsWorldConfig wc = size.world;
@@ -176,7 +183,8 @@ void add_demo_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   cmd->add_option("--device", o->device, "cpu | cuda | cuda:N (cuda: larger dimensions)")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the data, the noise and the training")->capture_default_str();
   cmd->add_option("--noise_ratio", o->noise_ratio, "Share of mismatched training images")->capture_default_str();
-  cmd->add_option("--epochs", o->epochs, "Epochs per method (default 7 on CPU, 20 on GPU; l2rm's warm-up included)");
+  cmd->add_option("--epochs", o->epochs,
+                  "Epochs per method (default 9 on CPU, 20 on GPU; l2rm's 5 warm-up epochs included)");
   cmd->add_option("--progress", o->progress, "auto | bar | plain | none")->capture_default_str();
   cmd->callback([o, &out, &err] { run_demo(*o, out, err); });
 }

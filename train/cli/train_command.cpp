@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
+#include "tensor/device.h"
 #include "train/cli/app.h"
 #include "train/methods/make_method.h"
 #include "train/methods/trainer.h"
@@ -123,6 +124,7 @@ void run_train(CLI::App& cmd, TrainConfig c, std::ostream& out, std::ostream& er
     } catch (const Error& e) {
       throw UsageError(e.what());
     }
+    usable_device(c.device, "--device");  // before any data is read
     run = train::train_new_run(c, err);
     return report(run.outcome, run.run_dir, out);
   }
@@ -134,6 +136,7 @@ void run_train(CLI::App& cmd, TrainConfig c, std::ostream& out, std::ostream& er
   run::RunFolder folder(c.resume, run::RunStart::Resume);
   c = train::train_config_from_json(folder.read_config());
   c.progress = progress;
+  usable_device(c.device, "--device (from " + c.resume + "/config.json)");
   std::unique_ptr<train::Method> method = train::make_method(c, err);
   report(train::run_training(*method, c, folder, true, err), folder.dir(), out);
 }

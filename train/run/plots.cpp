@@ -104,9 +104,10 @@ void histogram_plot(const std::string& path, const std::string& title, const std
     }
   if (!(y_max > 0)) y_max = 1;
   Canvas c(900, 560);
-  const std::string note = join_notes({n == 0 ? "no finite values" : "", count_note(skipped, "non-finite values skipped"),
-                                       count_note(skipped_overlay, "non-finite curve points skipped"),
-                                       count_note(skipped_markers, "non-finite markers skipped")});
+  const std::string note =
+      join_notes({n == 0 ? "no finite values" : "", count_note(skipped, "non-finite values skipped"),
+                  count_note(skipped_overlay, "non-finite curve points skipped"),
+                  count_note(skipped_markers, "non-finite markers skipped")});
   const int top = draw_header(c, title, "", note);
   Axis xa{x}, ya{Span{0, y_max * 1.08}};
   const Rect area = draw_xy_axes(c, top, x_label, "density", xa, ya);
