@@ -125,10 +125,10 @@ TEST_F(TrainCommandTest, BadInputFailsBeforeAnyWork) {
 TEST_F(TrainCommandTest, AnUnusableDeviceIsRefusedBeforeAnyWork) {
   // Not a device at all, or (on a machine without a GPU, or a build without CUDA) a CUDA device: the train
   // command and the demo stop before reading or making any data, naming the flag.
-  std::vector<std::string> devices = {"gpu", "cuda:99"};
+  std::vector<std::string> devices = {"gpu", "cuda:x", "cuda:99"};
   if (!cuda_available()) devices.push_back("cuda");
   for (const std::string& device : devices) {
-    const int code = device == "gpu" ? kExitUsage : kExitFailure;  // a typo, or a machine without the device
+    const int code = device == "cuda:99" || device == "cuda" ? kExitFailure : kExitUsage;  // no such GPU, or a typo
     const CliResult r = run_cli(train("triplet", "run") + std::vector<std::string>{"--device", device});
     EXPECT_EQ(r.code, code) << device;
     EXPECT_NE(r.err.find("--device"), std::string::npos) << r.err;

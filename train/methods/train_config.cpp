@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "tensor/device.h"
 #include "tensor/error.h"
 
 namespace rematch::train {
@@ -150,7 +151,11 @@ void resolve_defaults(TrainConfig& c) {
   if (c.noise_seed < 0) c.noise_seed = static_cast<int64_t>(c.seed);
   set_if_unset(c.grad_clip, 2.0);  // SGRAF-lineage and RCSL code clip the global norm at 2
 
-  check_choice("device", c.device.substr(0, 4) == "cuda" ? "cuda" : c.device, {"cpu", "cuda"});
+  try {
+    Device::parse(c.device);
+  } catch (const Error&) {
+    REMATCH_FAIL("--device must be cpu, cuda or cuda:N (got '", c.device, "')");
+  }
   check_choice("val_subset", c.val_subset, {"sgraf", "ncr"});
   if (c.method == "uotrcl")
     check_choice("noise_mode", c.noise_mode, {"symmetric", "mrl"});
