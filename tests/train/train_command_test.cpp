@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -109,7 +109,7 @@ TEST_F(TrainCommandTest, BadInputFailsBeforeAnyWork) {
     for (const std::string& p : parts) EXPECT_NE(r.err.find(p), std::string::npos) << p << " in " << r.err;
   }
   const CliResult missing = run_cli({"train", "--method", "triplet", "--data_path", path("nowhere"), "--data_name",
-                                  "synth_precomp", "--run_dir", path("run")});
+                                     "synth_precomp", "--run_dir", path("run")});
   EXPECT_EQ(missing.code, kExitFailure);
   EXPECT_NE(missing.err.find(path("nowhere")), std::string::npos) << missing.err;
   EXPECT_FALSE(std::filesystem::exists(path("run")));  // no run folder for a run that never started
