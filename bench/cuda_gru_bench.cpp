@@ -1,22 +1,18 @@
-// CUDA time of the SGRAF caption encoder's Bi-GRU (SPEC-backbones §3.3) on cuda:0, float32: batch 128, 14
-// steps, input 300, hidden 1024 per direction; forward alone (no graph) and forward + backward (gradients of
-// the input and every parameter, loss = output.sum()); every sequence 14 steps ("full") or mixed lengths 4..14
-// ("mixed", lengths[b] = 4 + (5·b) mod 11), as bench/gru_bench.cpp on the CPU. The "_tf32" cases allow TF32
-// tensor-core math in the GEMMs (cuda::set_allow_tf32), which PyTorch's cuDNN GRU uses by default; the others
-// are plain float32 on both sides. bench/baselines/cuda_ops.py times torch.nn.GRU (cuDNN) on the same work
-// under the same names and bench/run_cuda.sh compares. Exits 0 with a message without a CUDA device.
+// CUDA time on cuda:0 of the Bi-GRU case of bench/gru_bench_case.h (SGRAF's caption encoder, full and mixed
+// lengths), as bench/gru_bench.cpp on the CPU: forward alone (no graph) and forward + backward (gradients of
+// the input and every parameter, loss = output.sum()). The "_tf32" cases allow TF32 tensor-core math in the
+// GEMMs (cuda::set_allow_tf32), which PyTorch's cuDNN GRU uses by default; the others are plain float32 on both
+// sides. bench/baselines/cuda_ops.py times torch.nn.GRU (cuDNN) on the same work under the same names and
+// bench/run_cuda.sh compares. Exits 0 with a message without a CUDA device.
 #include <cstdio>
 
 #ifdef REMATCH_WITH_CUDA
 
 #include <benchmark/benchmark.h>
 
-#include <cstdint>
-#include <vector>
-
 #include "bench/cuda_bench_setup.h"
 #include "bench/cuda_timer.h"
-#include "nn/gru.h"
+#include "bench/gru_bench_case.h"
 #include "tensor/cuda/cuda_kernels.h"
 
 namespace {
@@ -24,36 +20,15 @@ namespace {
 using namespace rematch;
 
 constexpr int kDevice = 0;
-constexpr int64_t kBatch = 128, kSteps = 14, kInput = 300, kHidden = 1024;
 
-std::vector<int64_t> lengths_for(bool mixed) {
-  std::vector<int64_t> lengths(kBatch, kSteps);
-  if (mixed)
-    for (int64_t b = 0; b < kBatch; ++b) lengths[b] = 4 + (5 * b) % 11;
-  return lengths;
-}
-
-struct Setup {
-  Generator gen{0};
-  nn::GRU gru{kInput, kHidden, true, DType::Float32, &gen};
-  Tensor x;
-  Tensor lengths;
-  Setup(bool mixed, bool tf32) {
-    cuda::set_allow_tf32(tf32);
-    gru.to(Device::cuda(kDevice));
-    const Tensor u = rand({kBatch, kSteps, kInput}, DType::Float32, Device::cpu(), &gen);
-    x = kernels::to_device(kernels::scalar_op(kernels::ScalarOp::Add, u, -0.5), Device::cuda(kDevice));
-    lengths = from_vector(lengths_for(mixed));
-  }
+// The case on cuda:kDevice, with TF32 tensor-core GEMMs allowed or not for its lifetime.
+struct Setup : bench::gru_case::Setup {
+  Setup(bool mixed, bool tf32) : bench::gru_case::Setup(mixed, Device::cuda(kDevice)) { cuda::set_allow_tf32(tf32); }
   ~Setup() { cuda::set_allow_tf32(false); }
 };
 
 void set_flops(benchmark::State& state, bool backward, bool mixed) {
-  double tokens = 0;
-  for (int64_t len : lengths_for(mixed)) tokens += static_cast<double>(len);
-  // Per direction and token: input and recurrent products, 2·3H·(I + H) FLOP; the backward does twice that.
-  const double forward = 2.0 * tokens * 2.0 * 3 * kHidden * (kInput + kHidden);
-  state.counters["flop"] = backward ? 3 * forward : forward;
+  state.counters["flop"] = bench::gru_case::flop(backward, mixed);
 }
 
 void BM_forward(benchmark::State& state, bool mixed, bool tf32) {

@@ -64,6 +64,7 @@ Shape infer_shape(Shape shape, int64_t numel, const char* op);
 
 // ---- reductions (tensor/cpu/reduce.cpp) -------------------------------------------------------------------
 enum class ReduceOp { Sum, Mean, Max, Min };
+const char* reduce_name(ReduceOp op);  // "sum", "mean", "max", "min": how errors name the op
 // Reduces over `dims` (empty = all dims). Mean of an integer tensor is an error.
 Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim);
 // Max/Min along one dim: values and int64 indices (first occurrence).

@@ -10,8 +10,6 @@
 
 namespace rematch::kernels {
 
-namespace {
-
 const char* reduce_name(ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum: return "sum";
@@ -19,8 +17,10 @@ const char* reduce_name(ReduceOp op) {
     case ReduceOp::Max: return "max";
     case ReduceOp::Min: return "min";
   }
-  return "?";
+  return "reduce";
 }
+
+namespace {
 
 // Sorted, de-duplicated, wrapped dims; empty input means every dim.
 std::vector<int64_t> normalise_dims(const std::vector<int64_t>& dims, int64_t ndim, const char* op) {

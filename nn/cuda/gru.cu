@@ -259,6 +259,27 @@ Tensor stack(const std::vector<Tensor>& parts, const Shape& shape, cudaStream_t 
   return out;
 }
 
+// What a layer's forward and backward both set up: its sizes (shapes above), device and dtype, the device's
+// stream and cuBLAS handle (made current), and the index tables.
+struct LayerRun {
+  Device dev;
+  DType dt;
+  int64_t D, G, I, H, B, T, N;
+  cudaStream_t stream;
+  cublasHandle_t blas;
+  IndexView ix;
+};
+
+LayerRun begin_layer_run(const Layer& layer) {
+  const gru_cpu::Packing& p = layer.packing;
+  const Device dev = layer.x_packed.device();
+  const DType dt = layer.x_packed.dtype();
+  const int64_t G = layer.w_ih.size(1);
+  REMATCH_CUDA_CHECK(cudaSetDevice(dev.index));
+  return {dev, dt, layer.w_ih.size(0), G, layer.w_ih.size(2), G / 3, p.batch, p.steps, p.total,
+          cuda::stream(dev.index), cublas_for(dev.index, dt), index_view(layer)};
+}
+
 Step step_at(const gru_cpu::Packing& p, int64_t H, int64_t D, int64_t s) {
   Step st{p.batch, p.steps, H, D, p.total, s, p.active[s], p.offset[s], 0, p.total};
   if (s + 1 < p.steps) {
@@ -270,14 +291,7 @@ Step step_at(const gru_cpu::Packing& p, int64_t H, int64_t D, int64_t s) {
 
 template <typename T> LayerOutputs forward_typed(Layer& layer, bool save) {
   const gru_cpu::Packing& p = layer.packing;
-  const Device dev = layer.x_packed.device();
-  const DType dt = layer.x_packed.dtype();
-  const int64_t D = layer.w_ih.size(0), G = layer.w_ih.size(1), I = layer.w_ih.size(2), H = G / 3;
-  const int64_t B = p.batch, T_ = p.steps, N = p.total;
-  REMATCH_CUDA_CHECK(cudaSetDevice(dev.index));
-  cudaStream_t stream = cuda::stream(dev.index);
-  cublasHandle_t blas = cublas_for(dev.index, dt);
-  const IndexView ix = index_view(layer);
+  const auto [dev, dt, D, G, I, H, B, T_, N, stream, blas, ix] = begin_layer_run(layer);
   const T* w_hh = ptr<const T>(layer.w_hh);
 
   // Every step's input projections, both directions: [N, I] x [D·G, I]ᵀ -> [N, D·G].
@@ -319,14 +333,7 @@ LayerGrads backward_typed(const Layer& layer, const Tensor& grad_output, const T
   if (!input_grad && !weight_grads) return grads;
   REMATCH_CHECK(layer.gates.defined(), "nn::GRU (CUDA) backward: the forward did not save its gates");
   const gru_cpu::Packing& p = layer.packing;
-  const Device dev = layer.x_packed.device();
-  const DType dt = layer.x_packed.dtype();
-  const int64_t D = layer.w_ih.size(0), G = layer.w_ih.size(1), I = layer.w_ih.size(2), H = G / 3;
-  const int64_t B = p.batch, T_ = p.steps, N = p.total;
-  REMATCH_CUDA_CHECK(cudaSetDevice(dev.index));
-  cudaStream_t stream = cuda::stream(dev.index);
-  cublasHandle_t blas = cublas_for(dev.index, dt);
-  const IndexView ix = index_view(layer);
+  const auto [dev, dt, D, G, I, H, B, T_, N, stream, blas, ix] = begin_layer_run(layer);
   const T* w_hh = ptr<const T>(layer.w_hh);
   const T* h_prev = ptr<const T>(layer.h_prev);
 

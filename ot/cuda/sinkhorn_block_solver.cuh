@@ -74,13 +74,7 @@ template <typename T, bool kCached> class BlockSolver {
       }
     }
     write_outputs();
-    if (threadIdx.x == 0) {
-      DeviceStats& st = p_.stats[k_];
-      st.iterations = it;
-      st.marginal_error = marginal_error;
-      st.converged = converged;
-      st.range_error = *flag_;
-    }
+    if (threadIdx.x == 0) write_stats(p_.stats[k_], it, marginal_error, converged, *flag_);
   }
 
  private:

@@ -54,6 +54,15 @@ __device__ __forceinline__ T scaled_cost(const T* cost, const uint8_t* mask, int
   return __ldg(cost + o) * inv_eps;
 }
 
+// The per-problem result the host reads back (sinkhorn_launch.h), written once by the solver's last thread.
+__device__ __forceinline__ void write_stats(DeviceStats& st, int64_t iterations, double marginal_error,
+                                            bool converged, int32_t range_error) {
+  st.iterations = iterations;
+  st.marginal_error = marginal_error;
+  st.converged = converged;
+  st.range_error = range_error;
+}
+
 // Butterfly reductions over aligned groups of `width` lanes (a power of two ≤ 32). Every lane of the warp must
 // call them. IEEE addition and max are commutative, so each lane of a group ends with the same bits.
 template <typename T> __device__ __forceinline__ T group_sum(T v, int width) {

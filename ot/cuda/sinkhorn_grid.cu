@@ -75,13 +75,7 @@ template <typename T, bool kResident> class GridSolver {
     // A second set of partials: blocks may still be reading the first set of the last check.
     const double marginal_error = grid_sum(marginal_part(), w_.block_sums + blocks_, grid);
     write_outputs();
-    if (block_ == 0 && threadIdx.x == 0) {
-      DeviceStats& st = p_.stats[k_];
-      st.iterations = it;
-      st.marginal_error = marginal_error;
-      st.converged = converged;
-      st.range_error = *flag_;
-    }
+    if (block_ == 0 && threadIdx.x == 0) write_stats(p_.stats[k_], it, marginal_error, converged, *flag_);
   }
 
  private:

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "tensor/cuda/cuda_kernels.h"
+#include "tensor/cuda/device_math.cuh"
 #include "tensor/cuda/strided.cuh"
 
 namespace rematch::cuda {
@@ -17,19 +18,7 @@ using kernels::ScalarOp;
 using kernels::UnaryOp;
 using strided::launch_elementwise;
 
-// Float and double overloads of the CUDA math library.
-__device__ __forceinline__ float exp_of(float v) { return ::expf(v); }
-__device__ __forceinline__ double exp_of(double v) { return ::exp(v); }
-__device__ __forceinline__ float log_of(float v) { return ::logf(v); }
-__device__ __forceinline__ double log_of(double v) { return ::log(v); }
-__device__ __forceinline__ float log1p_of(float v) { return ::log1pf(v); }
-__device__ __forceinline__ double log1p_of(double v) { return ::log1p(v); }
-__device__ __forceinline__ float sqrt_of(float v) { return ::sqrtf(v); }
-__device__ __forceinline__ double sqrt_of(double v) { return ::sqrt(v); }
-__device__ __forceinline__ float tanh_of(float v) { return ::tanhf(v); }
-__device__ __forceinline__ double tanh_of(double v) { return ::tanh(v); }
-__device__ __forceinline__ float pow_of(float v, float s) { return ::powf(v, s); }
-__device__ __forceinline__ double pow_of(double v, double s) { return ::pow(v, s); }
+using namespace device_math;
 
 // ---- unary ---------------------------------------------------------------------------------------------------
 template <typename T> struct Neg {

@@ -254,23 +254,13 @@ void reduce_any(const char* name, const T* x, int64_t outer, int64_t R, int64_t 
   else reduce_columns(name, x, outer, R, inner, op, store, device);
 }
 
-const char* reduce_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Mean: return "mean";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
-  }
-  return "reduce";
-}
-
 }  // namespace
 
 void reduce(ReduceOp op, const Tensor& out, const Tensor& x, int64_t outer, int64_t R, int64_t inner) {
   if (outer * inner == 0 || R == 0) return;  // the dispatcher has already filled empty reductions
   const int device = x.device().index;
   REMATCH_CUDA_CHECK(cudaSetDevice(device));
-  const char* name = reduce_name(op);
+  const char* name = kernels::reduce_name(op);
   dispatch_numeric("reduce", x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "tensor/cuda/cuda_kernels.h"
+#include "tensor/cuda/device_math.cuh"
 #include "tensor/cuda/strided.cuh"
 
 namespace rematch::cuda {
@@ -23,14 +24,7 @@ using strided::kBlockThreads;
 using strided::kMaxGroups;
 using strided::kMaxRowThreads;
 
-__device__ __forceinline__ float exp_of(float v) { return ::expf(v); }
-__device__ __forceinline__ double exp_of(double v) { return ::exp(v); }
-__device__ __forceinline__ float log_of(float v) { return ::logf(v); }
-__device__ __forceinline__ double log_of(double v) { return ::log(v); }
-__device__ __forceinline__ float sqrt_of(float v) { return ::sqrtf(v); }
-__device__ __forceinline__ double sqrt_of(double v) { return ::sqrt(v); }
-__device__ __forceinline__ float abs_of(float v) { return ::fabsf(v); }
-__device__ __forceinline__ double abs_of(double v) { return ::fabs(v); }
+using namespace device_math;
 
 // Partial maxima never hold NaN (the per-thread scan skips it), so a plain comparison combines them.
 template <typename T> struct MaxCombine {

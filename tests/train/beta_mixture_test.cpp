@@ -9,17 +9,14 @@
 #include <cmath>
 #include <random>
 
+#include "mixture_fixtures.h"
 #include "test_util.h"
 
 namespace rematch::mixture {
 namespace {
 
-Tensor fixture(const std::string& case_name, const std::string& name) {
-  return load_npy(std::string(REMATCH_FIXTURES) + "/mixture/" + case_name + "/" + name + ".npy");
-}
-std::vector<double> values(const std::string& case_name, const std::string& name) {
-  return fixture(case_name, name).to_vector<double>();
-}
+using fixtures::fixture;
+using fixtures::values;
 
 void expect_near_rel(double got, double want, double rtol, const std::string& what) {
   EXPECT_NEAR(got, want, rtol * std::max(1.0, std::fabs(want))) << what;

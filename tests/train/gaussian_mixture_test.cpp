@@ -8,17 +8,15 @@
 
 #include <cmath>
 
+#include "mixture_fixtures.h"
 #include "test_util.h"
 
 namespace rematch::mixture {
 namespace {
 
-Tensor fixture(const std::string& case_name, const std::string& name) {
-  return load_npy(std::string(REMATCH_FIXTURES) + "/mixture/" + case_name + "/" + name + ".npy");
-}
-std::vector<double> values(const std::string& case_name, const std::string& name) {
-  return fixture(case_name, name).to_vector<double>();
-}
+using fixtures::fixture;
+using fixtures::values;
+
 std::vector<int> labels(const std::string& case_name) {
   const std::vector<int64_t> l = fixture(case_name, "labels").to_vector<int64_t>();
   return std::vector<int>(l.begin(), l.end());
