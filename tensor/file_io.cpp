@@ -17,6 +17,44 @@ void fail(const std::string& what, const std::string& path, const std::string& p
   REMATCH_FAIL(what, " '", path, "': ", problem);
 }
 
+namespace {
+
+// What a write errno means to the person at the keyboard, and what to do about it; empty when the error
+// says it well enough on its own.
+std::string write_advice(int error_number) {
+  switch (error_number) {
+    case ENOSPC:
+      return "the file system is full: free space on it or write somewhere else";
+    case EDQUOT:
+      return "the disk quota is used up: free space or write somewhere else";
+    case EFBIG:
+      return "the file outgrew the largest file this file system or the file-size limit (ulimit -f) allows: "
+             "raise the limit or write somewhere else";
+    case EROFS:
+      return "the file system is mounted read-only: write somewhere else";
+    case EACCES:
+    case EPERM:
+      return "no permission to write there: make the folder writable or write somewhere else";
+    case EIO:
+      return "the storage device reported an error: check it, or write somewhere else";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+WriteError write_error(const std::string& what, const std::string& path, const std::string& problem,
+                       int error_number) {
+  std::string message = what + " '" + path + "': " + problem;
+  if (error_number != 0) {
+    message += std::string(": ") + std::strerror(error_number);
+    const std::string advice = write_advice(error_number);
+    if (!advice.empty()) message += " (" + advice + ")";
+  }
+  return WriteError(message, path, error_number);
+}
+
 ReadFile::ReadFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
@@ -66,7 +104,7 @@ AtomicFileWriter::AtomicFileWriter(std::string path, std::string what) : path_(s
   static std::atomic<uint64_t> counter{0};
   tmp_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd_ < 0) fail(what_, path_, "cannot create temporary file '" + tmp_ + "': " + std::strerror(errno));
+  if (fd_ < 0) throw write_error(what_, path_, "cannot create temporary file '" + tmp_ + "'", errno);
 }
 
 AtomicFileWriter::~AtomicFileWriter() { discard(); }
@@ -85,10 +123,13 @@ void AtomicFileWriter::write(const void* data, size_t n) {
   while (written < n) {
     const ssize_t w = ::write(fd_, static_cast<const char*>(data) + written, n - written);
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      const std::string why = std::strerror(errno);
+    if (w <= 0) {
+      // A short write is retried; the retry reports why the disk took no more (ENOSPC, EFBIG, ...). A write
+      // of 0 bytes sets no errno and would loop forever.
+      const int why = w < 0 ? errno : 0;
       discard();
-      fail(what_, path_, "write failed: " + why);
+      throw write_error(what_, path_, w < 0 ? "write failed" : "write failed: the system took 0 of " +
+                                                             std::to_string(n - written) + " bytes", why);
     }
     written += static_cast<size_t>(w);
   }
@@ -101,14 +142,13 @@ void AtomicFileWriter::commit() {
   const int closed = ::close(fd_) == 0 ? 0 : errno;
   fd_ = -1;
   if (synced || closed) {
-    const std::string why = std::strerror(synced ? synced : closed);
     discard();
-    fail(what_, path_, "could not flush the file: " + why);
+    throw write_error(what_, path_, "could not flush the file", synced ? synced : closed);
   }
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
+    const int why = errno;
     discard();
-    fail(what_, path_, "cannot rename the temporary file into place: " + why);
+    throw write_error(what_, path_, "cannot rename the temporary file into place", why);
   }
   done_ = true;
 }

@@ -2,18 +2,44 @@
 // synthetic data, HDF5): a read-only file handle with positioned reads, and an atomic writer (a unique
 // temporary file in the target folder, fsync, rename into place). The lowest layer: needs only tensor/error.h.
 // Every failure is a rematch::Error of the form "<what> '<path>': <problem>: <strerror>", where `what` is the
-// caller's op name ("load_npy", "save_safetensors", ...) and `path` the file the caller asked for.
+// caller's op name ("load_npy", "save_safetensors", ...) and `path` the file the caller asked for. A failed
+// write is a WriteError, whose message also says what the cause means for the user (a full disk, a read-only
+// file system, ...), so a caller such as the trainer can add what it knows: which earlier file is intact.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+
+#include "tensor/error.h"
 
 namespace rematch::io {
 
 // "<what> '<path>': <problem>" as a rematch::Error.
 [[noreturn]] void fail(const std::string& what, const std::string& path, const std::string& problem);
+
+// A file could not be created, written, flushed or renamed into place.
+class WriteError : public Error {
+ public:
+  WriteError(const std::string& message, std::string path, int error_number)
+      : Error(message), path_(std::move(path)), error_number_(error_number) {}
+  const std::string& path() const { return path_; }
+  int error_number() const { return error_number_; }  // the errno of the failed call; 0 when there was none
+  // The same error with `more` appended to the message: a caller's own advice.
+  WriteError extended(const std::string& more) const { return WriteError(what() + more, path_, error_number_); }
+
+ private:
+  std::string path_;
+  int error_number_;
+};
+
+// WriteError "<what> '<path>': <problem>: <strerror(error_number)> (<what it means and what to do>)", e.g.
+// "... write failed: No space left on device (the file system is full: free space on it or write somewhere
+// else)". With error_number 0: "<what> '<path>': <problem>".
+WriteError write_error(const std::string& what, const std::string& path, const std::string& problem,
+                       int error_number);
 
 // A file opened read-only; the descriptor is closed on destruction. Movable, not copyable.
 class ReadFile {
@@ -52,12 +78,14 @@ class ReadFile {
 class AtomicFileWriter {
  public:
   // Creates the temporary file; failure: "<what> '<path>': cannot create temporary file '<tmp>': <strerror>".
+  // Every failure of this class is a WriteError (write_error) that leaves `path` as it was.
   AtomicFileWriter(std::string path, std::string what);
   ~AtomicFileWriter();
   AtomicFileWriter(const AtomicFileWriter&) = delete;
   AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
 
-  // Appends n bytes, retrying short writes and EINTR; failure: "<what> '<path>': write failed: <strerror>".
+  // Appends n bytes, retrying short writes and EINTR; failure: "<what> '<path>': write failed: <strerror>"
+  // (and the temporary file is removed at once, so a full disk gets its space back before the error).
   void write(const void* data, size_t n);
   void write(std::string_view bytes) { write(bytes.data(), bytes.size()); }
 

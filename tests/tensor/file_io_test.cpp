@@ -2,14 +2,18 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "disk_faults.h"
 #include "test_util.h"
 
 namespace rematch {
@@ -24,8 +28,25 @@ std::string read_bytes(const std::string& path) {
 
 class FileIoTest : public test::TempDirTest {
  protected:
-  int64_t entries() const { return std::distance(fs::directory_iterator(dir_), fs::directory_iterator()); }
+  int64_t entries() const { return entries_in(dir_.string()); }
+  static int64_t entries_in(const std::string& dir) {
+    return std::distance(fs::directory_iterator(dir), fs::directory_iterator());
+  }
 };
+
+// The WriteError `f` throws; fails the test when it throws nothing or something else.
+io::WriteError write_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const io::WriteError& e) {
+    return e;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "threw another error: " << e.what();
+    return io::WriteError("", "", 0);
+  }
+  ADD_FAILURE() << "threw nothing";
+  return io::WriteError("", "", 0);
+}
 
 TEST_F(FileIoTest, ReadFileReadsAtOffsetsAndStopsAtEndOfFile) {
   io::write_file_atomically(path("a.bin"), "0123456789", "test_op");
@@ -115,6 +136,103 @@ TEST_F(FileIoTest, AtomicWriterErrorsNameOpTargetAndCause) {
                      "save_thing '" + blocked + "': cannot rename the temporary file into place: ");
   EXPECT_EQ(entries(), 1);
   EXPECT_TRUE(fs::is_directory(blocked));
+}
+
+// A disk that takes part of the file: the write fails naming the target, the cause and what to do, the old
+// file stays whole, and the temporary file is gone at once (the space it held is needed back).
+TEST_F(FileIoTest, AWriteThatDoesNotFitLeavesTheOldFile) {
+  const std::string target = path("out.bin");
+  io::write_file_atomically(target, "old", "save_thing");
+  const std::string big(20000, 'x');
+  io::WriteError e("", "", 0);
+  {
+    test::FileSizeLimit limit(8192);
+    ASSERT_TRUE(limit.ok());
+    e = write_error_of([&] { io::write_file_atomically(target, big, "save_thing"); });
+  }
+  EXPECT_EQ(e.error_number(), EFBIG);
+  EXPECT_EQ(e.path(), target);
+  const std::string m = e.what();
+  EXPECT_NE(m.find("save_thing '" + target + "': write failed: File too large (the file outgrew"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("write somewhere else"), std::string::npos) << m;
+  EXPECT_EQ(read_bytes(target), "old");
+  EXPECT_EQ(entries(), 1);
+}
+
+TEST_F(FileIoTest, AFullTmpfsLeavesTheOldFileAndGetsItsSpaceBack) {
+  const std::string disk = path("disk");
+  fs::create_directory(disk);
+  test::SmallTmpfs tmpfs(disk, 64 * 1024);
+  if (!tmpfs.available()) GTEST_SKIP() << tmpfs.skip_reason();
+  const std::string target = disk + "/out.bin";
+  io::write_file_atomically(target, "old", "save_thing");
+  const io::WriteError e =
+      write_error_of([&] { io::write_file_atomically(target, std::string(200 * 1024, 'x'), "save_thing"); });
+  EXPECT_EQ(e.error_number(), ENOSPC);
+  EXPECT_NE(std::string(e.what()).find("save_thing '" + target + "': write failed: No space left on device (the "
+                                       "file system is full: free space on it or write somewhere else)"),
+            std::string::npos)
+      << e.what();
+  EXPECT_EQ(read_bytes(target), "old");
+  EXPECT_EQ(entries_in(disk), 1);
+  io::write_file_atomically(target, std::string(32 * 1024, 'y'), "save_thing");  // the space came back
+  EXPECT_EQ(read_bytes(target).size(), 32u * 1024);
+}
+
+TEST_F(FileIoTest, AReadOnlyTmpfsRefusesTheTemporaryFile) {
+  const std::string disk = path("disk");
+  fs::create_directory(disk);
+  test::SmallTmpfs tmpfs(disk, 64 * 1024);
+  if (!tmpfs.available()) GTEST_SKIP() << tmpfs.skip_reason();
+  const std::string target = disk + "/out.bin";
+  io::write_file_atomically(target, "old", "save_thing");
+  ASSERT_TRUE(tmpfs.set_read_only(true));
+  const io::WriteError e = write_error_of([&] { io::write_file_atomically(target, "new", "save_thing"); });
+  ASSERT_TRUE(tmpfs.set_read_only(false));
+  EXPECT_EQ(e.error_number(), EROFS);
+  EXPECT_NE(std::string(e.what()).find("save_thing '" + target + "': cannot create temporary file '" + target +
+                                       ".tmp."),
+            std::string::npos)
+      << e.what();
+  EXPECT_NE(std::string(e.what()).find(": Read-only file system (the file system is mounted read-only: write "
+                                       "somewhere else)"),
+            std::string::npos)
+      << e.what();
+  EXPECT_EQ(read_bytes(target), "old");
+}
+
+// Root writes through chmod; without that override a 0555 folder refuses the temporary file.
+TEST_F(FileIoTest, AFolderWithoutWritePermissionRefusesTheTemporaryFile) {
+  const std::string locked = path("locked");
+  fs::create_directory(locked);
+  const std::string target = locked + "/out.bin";
+  io::write_file_atomically(target, "old", "save_thing");
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(locked.c_str(), 0555), 0);
+  io::WriteError e("", "", 0);
+  {
+    test::NoPermissionOverride as_nobody;
+    if (!as_nobody.ok()) GTEST_SKIP() << as_nobody.skip_reason();
+    e = write_error_of([&] { io::write_file_atomically(target, "new", "save_thing"); });
+  }
+  ASSERT_EQ(::chmod(locked.c_str(), 0755), 0);
+  EXPECT_EQ(e.error_number(), EACCES);
+  EXPECT_NE(std::string(e.what()).find(": Permission denied (no permission to write there: make the folder "
+                                       "writable or write somewhere else)"),
+            std::string::npos)
+      << e.what();
+  EXPECT_EQ(read_bytes(target), "old");
+}
+
+TEST_F(FileIoTest, AFailedRenameIsAWriteError) {
+  const std::string blocked = path("blocked");
+  fs::create_directory(blocked);
+  io::write_file_atomically(path("blocked/inside"), "x", "save_thing");
+  const io::WriteError e = write_error_of([&] { io::write_file_atomically(blocked, "data", "save_thing"); });
+  EXPECT_TRUE(e.error_number() == EISDIR || e.error_number() == ENOTEMPTY || e.error_number() == EEXIST)
+      << e.error_number();
+  EXPECT_EQ(e.path(), blocked);
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // Run folders: fresh/resume/overwrite, config.json and results.md written atomically, and metrics.jsonl
-// appended line by line, read back, and truncated on resume.
+// appended line by line, read back, and truncated on resume; a full disk or a read-only place gives an error
+// naming the file and never leaves half a metrics line.
 #include "train/run/run_folder.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +13,8 @@
 #include <regex>
 #include <sstream>
 
+#include "disk_faults.h"
+#include "tensor/file_io.h"
 #include "test_util.h"
 
 namespace rematch::run {
@@ -214,6 +218,81 @@ TEST_F(RunFolderTest, ABadLineIsAnErrorNamingFileAndLine) {
   EXPECT_THROWS_WITH(read_metrics(path("m.jsonl")), "line 1", "not JSON");
   EXPECT_THROWS_WITH(read_metrics(path("missing.jsonl")), "missing.jsonl", "cannot open");
   EXPECT_THROWS_WITH(MetricsLog(path("no/such/dir/m.jsonl")), "no/such/dir/m.jsonl", "cannot open for appending");
+}
+
+// The disk takes part of a line, then no more: the part is cut off again, so the file still holds whole lines
+// only and the next append (once there is room) does not glue its line to a fragment.
+TEST_F(RunFolderTest, ALineTheDiskTakesOnlyPartOfIsCutOff) {
+  MetricsLog log(path("m.jsonl"));
+  log.append(record(1, 1, "train", 1.0));
+  const std::string before = slurp(path("m.jsonl"));
+  {
+    test::FileSizeLimit limit(before.size() + 10);
+    ASSERT_TRUE(limit.ok());
+    EXPECT_THROWS_WITH(log.append(record(1, 2, "train", 2.0)), "metrics log '" + path("m.jsonl") + "'",
+                       "cannot append a line (10 of ", " bytes were written and removed again): File too large");
+  }
+  EXPECT_EQ(slurp(path("m.jsonl")), before);
+  log.append(record(1, 2, "train", 2.0));
+  const std::vector<MetricRecord> back = read_metrics(path("m.jsonl"));
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[1].step, 2);
+}
+
+TEST_F(RunFolderTest, AFullTmpfsStopsTheLogWithWholeLinesOnly) {
+  const std::string disk = path("disk");
+  fs::create_directory(disk);
+  test::SmallTmpfs tmpfs(disk, 8192);
+  if (!tmpfs.available()) GTEST_SKIP() << tmpfs.skip_reason();
+  MetricsLog log(disk + "/m.jsonl");
+  int64_t appended = 0;
+  try {
+    for (; appended < 1000; ++appended) log.append(record(1, appended, "train", 0.123456789));
+    FAIL() << "8 KiB took 1000 lines";
+  } catch (const io::WriteError& e) {
+    EXPECT_EQ(e.path(), disk + "/m.jsonl");
+    EXPECT_NE(std::string(e.what()).find("No space left on device (the file system is full"), std::string::npos)
+        << e.what();
+  }
+  const std::string text = slurp(disk + "/m.jsonl");
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_EQ(static_cast<int64_t>(read_metrics(disk + "/m.jsonl").size()), appended);
+}
+
+// A run folder in a place the user may not write to: the error names it, says why and what to do. Root
+// ignores chmod, so the test drops that override.
+TEST_F(RunFolderTest, AFolderThatCannotBeCreatedSaysToPickAnotherRunDir) {
+  const std::string locked = path("locked");
+  fs::create_directory(locked);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(locked.c_str(), 0555), 0);
+  {
+    test::NoPermissionOverride as_nobody;
+    if (!as_nobody.ok()) GTEST_SKIP() << as_nobody.skip_reason();
+    EXPECT_THROWS_WITH(RunFolder(locked + "/run", RunStart::Fresh),
+                       "run folder '" + locked + "/run': cannot create it: Permission denied (no permission to write",
+                       "no training has run yet: fix that, or pick another --run_dir");
+  }
+  ASSERT_EQ(::chmod(locked.c_str(), 0755), 0);
+}
+
+TEST_F(RunFolderTest, AReadOnlyFileSystemRefusesEveryFileNamingIt) {
+  const std::string disk = path("disk");
+  fs::create_directory(disk);
+  test::SmallTmpfs tmpfs(disk, 64 * 1024);
+  if (!tmpfs.available()) GTEST_SKIP() << tmpfs.skip_reason();
+  {
+    const RunFolder run(disk + "/run", RunStart::Fresh);
+    ASSERT_TRUE(tmpfs.set_read_only(true));
+    EXPECT_THROWS_WITH(run.write_config("{}"), "write_config '" + run.config_path() + "': cannot create temporary file",
+                       "Read-only file system", "pick another --run_dir");
+    EXPECT_THROWS_WITH(MetricsLog(run.metrics_path()), "metrics log '" + run.metrics_path() + "'",
+                       "cannot open for appending: Read-only file system");
+    EXPECT_THROWS_WITH(RunFolder(disk + "/other", RunStart::Fresh), "run folder '" + disk + "/other'",
+                       "Read-only file system", "pick another --run_dir");
+  }
+  ASSERT_TRUE(tmpfs.set_read_only(false));
 }
 
 TEST_F(RunFolderTest, LogsMove) {

@@ -1,7 +1,9 @@
 // The training loop (train/methods/trainer.h) around a small deterministic Method: metrics.jsonl and the
 // checkpoints it writes, best-state selection, an interrupted run resumed to exactly the metrics of an
 // uninterrupted one, and a NaN loss that stops the run naming the step and the op without touching the last
-// good checkpoint. Also TrainingState's round trip and its errors.
+// good checkpoint, and a disk that fills up mid-run: the error names the file and the intact checkpoint, and the
+// run resumes from it to the metrics of an uninterrupted run once there is room. Also TrainingState's round trip
+// and its errors.
 #include "train/methods/trainer.h"
 
 #include <gtest/gtest.h>
@@ -9,10 +11,13 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <sstream>
 
 #include "autograd/autograd.h"
+#include "disk_faults.h"
 #include "test_util.h"
 
 namespace rematch::train {
@@ -23,6 +28,8 @@ namespace {
 struct Faults {
   int64_t interrupt_epoch = -1, interrupt_step = -1;  // raise(SIGINT) inside this step
   int64_t nan_epoch = -1, nan_step = -1;              // this step's loss goes through log(-1)
+  int64_t disk_epoch = -1, disk_step = -1;            // disk_fault() runs at the start of this step
+  std::function<void()> disk_fault;
 };
 
 class ToyMethod : public Method {
@@ -43,6 +50,7 @@ class ToyMethod : public Method {
   }
   StepResult train_step(int64_t epoch, int64_t step) override {
     if (epoch == faults_.interrupt_epoch && step == faults_.interrupt_step) std::raise(SIGINT);
+    if (epoch == faults_.disk_epoch && step == faults_.disk_step) faults_.disk_fault();
     const std::vector<int64_t> rows(order_.begin() + step * 8, order_.begin() + step * 8 + 8);
     const Tensor idx = from_vector(rows);
     Tensor pred = net_.forward(index_select(x_, 0, idx));
@@ -190,6 +198,98 @@ TEST_F(TrainerTest, NanLossNamesStepAndOpAndKeepsTheCheckpoint) {
   const TrainingState s = TrainingState::load(folder.checkpoint_latest_path());
   EXPECT_EQ(s.get_int("trainer.epoch"), 0);
   EXPECT_EQ(s.get_int("trainer.epoch_done"), 1);
+}
+
+// The disk fills up in epoch 1 (a file-size limit just past the metrics log, which works anywhere): the next
+// metrics line gets only part way, is cut off again, and the run stops naming the file, the cause, the
+// checkpoint of epoch 0 (intact) and the command that continues. Without the limit, it does.
+TEST_F(TrainerTest, AFullDiskStopsTheRunAndItResumesFromTheLastCheckpoint) {
+  std::ostringstream out;
+  ToyMethod plain;
+  run::RunFolder a(path("a"), run::RunStart::Fresh);
+  run_training(plain, toy_config(), a, false, out);
+
+  run::RunFolder b(path("b"), run::RunStart::Fresh);
+  b.write_config("{}");
+  std::unique_ptr<test::FileSizeLimit> disk_full;
+  Faults f;
+  f.disk_epoch = 1;
+  f.disk_step = 2;
+  f.disk_fault = [&] {
+    disk_full = std::make_unique<test::FileSizeLimit>(std::filesystem::file_size(b.metrics_path()) + 20);
+    ASSERT_TRUE(disk_full->ok());
+  };
+  ToyMethod first(f);
+  const std::string before_fault = "the last checkpoint, " + b.checkpoint_latest_path() + " (the end of epoch 1)";
+  EXPECT_THROWS_WITH(run_training(first, toy_config(), b, false, out), "metrics log '" + b.metrics_path() + "'",
+                     "cannot append a line (20 of", "File too large", before_fault + ", is intact",
+                     "continue with: rematch train --resume " + b.dir());
+  disk_full.reset();
+  std::ifstream metrics(b.metrics_path(), std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(metrics)), {});
+  EXPECT_EQ(text.back(), '\n');  // whole lines only
+  const TrainingState saved = TrainingState::load(b.checkpoint_latest_path());
+  EXPECT_EQ(saved.get_int("trainer.epoch"), 0);
+  EXPECT_EQ(saved.get_int("trainer.epoch_done"), 1);
+
+  ToyMethod second;
+  run::RunFolder b_again(path("b"), run::RunStart::Resume);
+  EXPECT_FALSE(run_training(second, toy_config(), b_again, true, out).interrupted);
+  EXPECT_EQ(logged(b.dir()), logged(a.dir()));
+}
+
+// A real full disk (a small tmpfs, where mounting is allowed): filled up in epoch 1, the next file the run
+// writes fails with ENOSPC; every file of the folder is whole, and the run resumes once space is freed.
+TEST_F(TrainerTest, AFullTmpfsStopsTheRunAndItResumesOnceSpaceIsFreed) {
+  std::filesystem::create_directory(path("disk"));
+  test::SmallTmpfs tmpfs(path("disk"), 1 << 20);
+  if (!tmpfs.available()) GTEST_SKIP() << tmpfs.skip_reason();
+  std::ostringstream out;
+  ToyMethod plain;
+  run::RunFolder a(path("a"), run::RunStart::Fresh);
+  run_training(plain, toy_config(), a, false, out);
+  run::RunFolder b(path("disk/b"), run::RunStart::Fresh);
+  b.write_config("{}");
+  const std::string filler = path("disk/filler");
+  Faults f;
+  f.disk_epoch = 1;
+  f.disk_step = 2;
+  f.disk_fault = [&] {
+    std::ofstream fill(filler, std::ios::binary);
+    const std::string block(4096, 'x');
+    while (fill.write(block.data(), block.size())) fill.flush();
+  };
+  ToyMethod first(f);
+  EXPECT_THROWS_WITH(run_training(first, toy_config(), b, false, out), "'" + b.dir() + "/",
+                     "No space left on device (the file system is full",
+                     "the last checkpoint, " + b.checkpoint_latest_path() + " (the end of epoch 1), is intact",
+                     "continue with: rematch train --resume " + b.dir());
+  std::filesystem::remove(filler);
+  for (const auto& e : std::filesystem::directory_iterator(b.dir()))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+  EXPECT_EQ(TrainingState::load(b.checkpoint_latest_path()).get_int("trainer.epoch"), 0);
+
+  ToyMethod second;
+  run::RunFolder b_again(path("disk/b"), run::RunStart::Resume);
+  EXPECT_FALSE(run_training(second, toy_config(), b_again, true, out).interrupted);
+  EXPECT_EQ(logged(b.dir()), logged(a.dir()));
+}
+
+// A write that fails before the first checkpoint says so: there is nothing to resume.
+TEST_F(TrainerTest, AWriteFailureBeforeTheFirstCheckpointSaysToStartAgain) {
+  run::RunFolder folder(path("run"), run::RunStart::Fresh);
+  std::unique_ptr<test::FileSizeLimit> disk_full;
+  Faults f;
+  f.disk_epoch = 0;
+  f.disk_step = 4;
+  f.disk_fault = [&] { disk_full = std::make_unique<test::FileSizeLimit>(1); };
+  ToyMethod m(f);
+  std::ostringstream out;
+  EXPECT_THROWS_WITH(run_training(m, toy_config(), folder, false, out), "File too large",
+                     "Training stopped before its first checkpoint", "start again with --overwrite, or pick another "
+                     "--run_dir");
+  disk_full.reset();
+  EXPECT_FALSE(std::filesystem::exists(folder.checkpoint_latest_path()));
 }
 
 TEST(ClipCheckedGradients, ClipsOrOnlyMeasuresAndStopsANonFiniteNorm) {

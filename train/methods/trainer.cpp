@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <csignal>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "autograd/autograd.h"
+#include "tensor/file_io.h"
 #include "train/run/interrupt.h"
 #include "train/run/plots.h"
 #include "train/run/progress.h"
@@ -108,16 +111,53 @@ void write_curves(const run::RunFolder& folder) {
                    {{"validation", epochs, scores, std::nullopt}});
 }
 
-}  // namespace
+// Under a file-size limit (ulimit -f) a write past it raises SIGXFSZ, whose default action kills the process
+// with a temporary file or half a metrics line left behind. Ignored, the write fails with EFBIG instead and the
+// run stops with an error naming the file like on a full disk. The previous action is restored afterwards.
+class FileSizeSignalIgnored {
+ public:
+  FileSizeSignalIgnored() {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGXFSZ, &ignore, &previous_);
+  }
+  ~FileSizeSignalIgnored() { ::sigaction(SIGXFSZ, &previous_, nullptr); }
+  FileSizeSignalIgnored(const FileSizeSignalIgnored&) = delete;
+  FileSizeSignalIgnored& operator=(const FileSizeSignalIgnored&) = delete;
 
-TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
-                          std::ostream& out) {
-  run::MetricsLog metrics(folder.metrics_path());
+ private:
+  struct sigaction previous_ {};
+};
+
+// What a user whose run folder could not be written (a full disk, a read-only folder) can do: resume from the
+// checkpoint that is still there, or start again when there is none.
+std::string after_write_failure(const run::RunFolder& folder, const std::optional<Position>& saved) {
+  const std::string once = "once " + folder.dir() + " can be written again (free space on its disk, or make it "
+                           "writable), ";
+  if (!saved)
+    return ". Training stopped before its first checkpoint: " + once + "start again with --overwrite, or pick " +
+           "another --run_dir";
+  const std::string at = saved->epoch_done ? "the end of epoch " + std::to_string(saved->epoch + 1)
+                                           : "epoch " + std::to_string(saved->epoch + 1) + ", step " +
+                                                 std::to_string(saved->step);
+  return ". Training stopped; the last checkpoint, " + folder.checkpoint_latest_path() + " (" + at +
+         "), is intact: " + once + "continue with: rematch train --resume " + folder.dir();
+}
+
+// run_training's work; `saved` follows what checkpoint_latest holds (the position resumed from, then each one
+// saved), for the message of a failed write.
+TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
+                            std::ostream& out, std::optional<Position>& saved) {
   Position pos;
-  if (resuming) {
+  if (resuming) {  // before the metrics log opens: a folder that refuses it still holds this checkpoint
     const TrainingState state = TrainingState::load(folder.checkpoint_latest_path());
     method.load_state(state);
     pos = get_position(state);
+    saved = pos;
+  }
+  run::MetricsLog metrics(folder.metrics_path());
+  if (resuming) {
     metrics.truncate_after(pos.epoch, pos.step);
     out << "resuming " << folder.dir() << " at epoch " << pos.epoch + 1 << ", step " << pos.step
         << (pos.epoch_done ? " (epoch finished)" : "") << "\n";
@@ -157,6 +197,7 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
     for (; pos.step < steps; ++pos.step) {
       if (run::interrupted()) {
         save_checkpoint(method, pos, folder.checkpoint_latest_path());
+        saved = pos;
         progress.message("saved " + folder.checkpoint_latest_path() + " at epoch " + std::to_string(e + 1) +
                          ", step " + std::to_string(pos.step) + "; continue with: rematch train --resume " +
                          folder.dir());
@@ -201,6 +242,7 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
     pos.epoch_done = true;
     if (best) save_checkpoint(method, pos, folder.checkpoint_best_path());
     save_checkpoint(method, pos, folder.checkpoint_latest_path());
+    saved = pos;
     pos.epoch_done = false;
     if (config.plots) {
       write_curves(folder);
@@ -224,6 +266,19 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
   progress.message("best epoch " + std::to_string(pos.best_epoch + 1) + " (validation " + fixed(pos.best_score, 2) +
                    "); test:\n" + outcome.test.table);
   return outcome;
+}
+
+}  // namespace
+
+TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
+                          std::ostream& out) {
+  FileSizeSignalIgnored writes_past_a_size_limit_fail;
+  std::optional<Position> saved;
+  try {
+    return train_and_test(method, config, folder, resuming, out, saved);
+  } catch (const io::WriteError& e) {
+    throw e.extended(after_write_failure(folder, saved));
+  }
 }
 
 std::string results_markdown(const Method& method, const TrainConfig& c, const TrainOutcome& o) {

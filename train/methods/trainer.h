@@ -8,6 +8,11 @@
 // epoch-end checkpoint holds (e, steps of e) with "trainer.epoch_done" = 1. metrics.jsonl records carry the
 // same (epoch, step) — a train record the number of steps done, the epoch's validation record (e, steps) —
 // so a resumed run truncates the log at its checkpoint's position and logs nothing twice.
+//
+// A run folder that cannot be written (a full disk, a read-only folder, a file-size limit) stops the run with
+// the io::WriteError naming the file and the cause, extended with what to do: resume from checkpoint_latest
+// (every file is written whole or not at all, so the last one saved is intact) or, before the first
+// checkpoint, start again.
 #pragma once
 
 #include <cstdint>

@@ -25,6 +25,7 @@ constexpr const char* kCheckpointLatest = "checkpoint_latest.safetensors";
 constexpr const char* kCheckpointBest = "checkpoint_best.safetensors";
 constexpr const char* kPlots = "plots";
 constexpr const char* kResults = "results.md";
+constexpr const char* kPickAnotherRunDir = "; no training has run yet: fix that, or pick another --run_dir";
 
 std::string read_text(const std::string& path, const std::string& what) {
   io::ReadFile f(path, what);
@@ -108,9 +109,14 @@ std::string default_run_dir(const std::string& method, std::time_t when) {
 RunFolder::RunFolder(std::string dir, RunStart start) : dir_(std::move(dir)) {
   REMATCH_CHECK(!dir_.empty(), "run folder: the path is empty");
   const std::string where = "run folder '" + dir_ + "': ";
+  // Before a fresh run nothing has been trained, so another folder is always a way out.
+  auto cannot = [&](const std::string& path, const std::string& problem, const std::error_code& ec) {
+    const io::WriteError e = io::write_error("run folder", path, problem, ec.value());
+    throw start == RunStart::Resume ? e : e.extended(kPickAnotherRunDir);
+  };
   std::error_code ec;
   fs::create_directories(dir_, ec);
-  REMATCH_CHECK(!ec, where, "cannot create it: ", ec.message());
+  if (ec) cannot(dir_, "cannot create it", ec);
   REMATCH_CHECK(fs::is_directory(dir_, ec), where, "exists and is not a folder");
   const bool holds_run = fs::exists(config_path(), ec);
   switch (start) {
@@ -124,14 +130,14 @@ RunFolder::RunFolder(std::string dir, RunStart start) : dir_(std::move(dir)) {
     case RunStart::Overwrite:
       for (const char* name : {kConfig, kMetrics, kCheckpointLatest, kCheckpointBest, kResults}) {
         fs::remove(file(name), ec);
-        REMATCH_CHECK(!ec, where, "cannot delete ", file(name), " of the earlier run: ", ec.message());
+        if (ec) cannot(file(name), "cannot delete this file of the earlier run", ec);
       }
       fs::remove_all(plots_dir(), ec);
-      REMATCH_CHECK(!ec, where, "cannot delete ", plots_dir(), " of the earlier run: ", ec.message());
+      if (ec) cannot(plots_dir(), "cannot delete this folder of the earlier run", ec);
       break;
   }
   fs::create_directories(plots_dir(), ec);
-  REMATCH_CHECK(!ec, where, "cannot create ", plots_dir(), ": ", ec.message());
+  if (ec) cannot(plots_dir(), "cannot create it", ec);
 }
 
 std::string RunFolder::file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
@@ -158,7 +164,11 @@ void RunFolder::write_config(const std::string& json_text) const {
   if (!parsed.is_object()) io::fail("write_config", config_path(), "the text is not a JSON object");
   std::string text = json_text;
   if (text.empty() || text.back() != '\n') text += '\n';
-  io::write_file_atomically(config_path(), text, "write_config");
+  try {
+    io::write_file_atomically(config_path(), text, "write_config");
+  } catch (const io::WriteError& e) {
+    throw e.extended(kPickAnotherRunDir);
+  }
 }
 
 std::string RunFolder::read_config() const { return read_text(config_path(), "read_config"); }
@@ -219,7 +229,7 @@ MetricsLog& MetricsLog::operator=(MetricsLog&& other) noexcept {
 
 void MetricsLog::open_for_append() {
   fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-  if (fd_ < 0) io::fail("metrics log", path_, std::string("cannot open for appending: ") + std::strerror(errno));
+  if (fd_ < 0) throw io::write_error("metrics log", path_, "cannot open for appending", errno);
 }
 
 void MetricsLog::close() noexcept {
@@ -245,12 +255,33 @@ void MetricsLog::append(const MetricRecord& record) {
     }
   }
   const std::string line = j.dump() + "\n";
+  // Where the line starts, so that a line the disk took only part of can be cut off again.
+  const off_t start = ::lseek(fd_, 0, SEEK_END);
+  if (start < 0) throw io::write_error("metrics log", path_, "cannot find the end of the file", errno);
   size_t written = 0;
   while (written < line.size()) {
     const ssize_t w = ::write(fd_, line.data() + written, line.size() - written);
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) io::fail("metrics log", path_, std::string("write failed: ") + std::strerror(errno));
-    written += static_cast<size_t>(w);
+    if (w > 0) {
+      written += static_cast<size_t>(w);
+      continue;
+    }
+    // A short write is retried and the retry says why the disk took no more (ENOSPC, EFBIG, ...); 0 bytes
+    // sets no errno and would loop forever.
+    const int why = w < 0 ? errno : 0;
+    std::string problem = "cannot append a line";
+    if (written > 0) {
+      // Truncating frees space, so it works on a full disk too; should it fail, the torn line is still dropped
+      // by the next MetricsLog opened on the file (a --resume) and ignored by read_metrics.
+      const std::string part = std::to_string(written) + " of " + std::to_string(line.size()) + " bytes";
+      problem += ::ftruncate(fd_, start) == 0
+                     ? " (" + part + " were written and removed again)"
+                     : " (" + part + " were written; removing them failed: " + std::strerror(errno) +
+                           ", so a --resume drops the torn line)";
+    } else if (w == 0) {
+      problem += " (the system took 0 of " + std::to_string(line.size()) + " bytes)";
+    }
+    throw io::write_error("metrics log", path_, problem, why);
   }
 }
 

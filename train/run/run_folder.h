@@ -31,7 +31,8 @@ class RunFolder {
  public:
   // Creates `dir` (parents too) and dir/plots, applying `start` as above. Errors name the folder, e.g.
   // "run folder 'runs/x': already holds a run (runs/x/config.json); pass --resume to continue it or
-  // --overwrite to replace it".
+  // --overwrite to replace it". A folder or file that cannot be created or deleted is an io::WriteError
+  // (tensor/file_io.h), which for a fresh or overwritten run ends with the advice to pick another --run_dir.
   RunFolder(std::string dir, RunStart start);
 
   const std::string& dir() const { return dir_; }
@@ -44,7 +45,7 @@ class RunFolder {
   std::string results_path() const;
 
   // Writes config.json atomically; the text must parse as one JSON object (the error says where it does
-  // not). A trailing newline is added when missing.
+  // not). A trailing newline is added when missing. A failed write is an io::WriteError, as above.
   void write_config(const std::string& json_text) const;
   // The text of config.json.
   std::string read_config() const;
@@ -77,7 +78,7 @@ struct MetricRecord {
 // before a checkpoint therefore carry the (epoch, step) the checkpoint is saved with.
 class MetricsLog {
  public:
-  // Opens (creating it when missing) `path` for appending.
+  // Opens (creating it when missing) `path` for appending; failure is an io::WriteError.
   explicit MetricsLog(std::string path);
   ~MetricsLog();
   MetricsLog(MetricsLog&& other) noexcept;
@@ -87,7 +88,9 @@ class MetricsLog {
 
   const std::string& path() const { return path_; }
 
-  // Appends one line. Value names must be unique and none of "epoch", "step", "kind".
+  // Appends one line. Value names must be unique and none of "epoch", "step", "kind". A failed write (a full
+  // disk) is an io::WriteError naming the file, and the part of the line already written is cut off again,
+  // so the file never ends in half a line that a later append would glue to the next one.
   void append(const MetricRecord& record);
   // Applies the resume rule above (rewriting the file atomically); returns how many records were dropped.
   int64_t truncate_after(int64_t epoch, int64_t step);
