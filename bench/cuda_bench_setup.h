@@ -33,7 +33,8 @@ inline void add_device_context(int device) {
 template <typename RegisterCases>
 int run_cuda_benchmarks(const char* program, int device, int argc, char** argv, RegisterCases register_cases) {
   if (cuda::device_count() == 0) {
-    std::printf("%s: no CUDA device visible; skipping\n", program);
+    const std::string error = cuda::device_query_error();
+    std::printf("%s: no CUDA device visible%s%s; skipping\n", program, error.empty() ? "" : ": ", error.c_str());
     return 0;
   }
   add_device_context(device);

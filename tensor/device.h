@@ -25,6 +25,10 @@ struct Device {
 // True when this build has the CUDA backend and at least one device is visible.
 bool cuda_available();
 int cuda_device_count();
+// Why cuda_available() is false, in words for an error or a test's skip message: no CUDA backend in this
+// build, or no visible device with the CUDA runtime's own error when it gave one (an old driver, a device it
+// does not support, ...). Empty when a device is available.
+std::string cuda_unavailable_reason();
 
 // The device `spec` names ("cpu", "cuda", "cuda:N") when this process can use it; otherwise an error naming
 // `flag` and the reason (a build without the CUDA backend, or fewer visible devices), so a command can refuse

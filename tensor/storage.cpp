@@ -102,13 +102,23 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
 Device Device::parse(const std::string& s) {
   if (s == "cpu") return cpu();
   if (s == "cuda") return cuda(0);
-  if (s.rfind("cuda:", 0) == 0 && s.size() > 5 && s.find_first_not_of("0123456789", 5) == std::string::npos)
+  // At most 9 digits, so that std::stoi cannot overflow.
+  if (s.rfind("cuda:", 0) == 0 && s.size() > 5 && s.size() <= 14 &&
+      s.find_first_not_of("0123456789", 5) == std::string::npos)
     return cuda(std::stoi(s.substr(5)));
   REMATCH_FAIL("device: '", s, "' is not a device (expected cpu, cuda or cuda:N)");
 }
 
 bool cuda_available() { return cuda::device_count() > 0; }
 int cuda_device_count() { return cuda::device_count(); }
+
+std::string cuda_unavailable_reason() {
+  if (!cuda::built_with_cuda())
+    return "this build has no CUDA backend (configure with -DREMATCH_CUDA=ON on a machine with the CUDA toolkit)";
+  if (cuda::device_count() > 0) return "";
+  const std::string error = cuda::device_query_error();
+  return error.empty() ? "no CUDA device visible" : "no usable CUDA device: " + error;
+}
 
 Device usable_device(const std::string& spec, const std::string& flag) {
   Device d;
@@ -118,13 +128,9 @@ Device usable_device(const std::string& spec, const std::string& flag) {
     REMATCH_FAIL(flag, ": ", e.what());
   }
   if (d.is_cpu()) return d;
-#ifndef REMATCH_WITH_CUDA
-  REMATCH_FAIL(flag, " ", spec, ": this build has no CUDA backend (configure with -DREMATCH_CUDA=ON on a machine with "
-               "the CUDA toolkit)");
-#endif
   const int n = cuda::device_count();
-  REMATCH_CHECK(d.index < n, flag, " ", spec, ": ", n, " CUDA device(s) visible",
-                n == 0 ? " (no GPU, or no driver)" : "");
+  if (n == 0) REMATCH_FAIL(flag, " ", spec, ": ", cuda_unavailable_reason());
+  REMATCH_CHECK(d.index < n, flag, " ", spec, ": only ", n, " CUDA device(s) visible");
   return d;
 }
 

@@ -46,3 +46,9 @@ class TempDirTest : public ::testing::Test {
 #define EXPECT_GRADCHECK(f, ...) EXPECT_TRUE(::rematch::test::passes_gradcheck(f, __VA_ARGS__))
 #define EXPECT_THROWS_WITH(stmt, ...) \
   EXPECT_TRUE(::rematch::test::throws_with([&] { stmt; }, {__VA_ARGS__}))
+// The first line of every test that needs a CUDA device: without one it skips, saying why. tools/gpu_check.sh
+// fails a run in which "needs a CUDA device" appears on a machine whose nvidia-smi lists a GPU, so keep the
+// phrase.
+#define SKIP_WITHOUT_CUDA()                                                                             \
+  if (!::rematch::cuda_available())                                                                     \
+  GTEST_SKIP() << "needs a CUDA device: " << ::rematch::cuda_unavailable_reason()

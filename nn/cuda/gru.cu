@@ -41,7 +41,8 @@ cublasHandle_t cublas_handle(int device) {
 }
 
 // The handle for one GRU call: TF32 tensor-core math for float32 only when the engine allows it, so by
-// default the products round like the CPU's.
+// default the products round like the CPU's. The mode stays set on the shared handle for the call's products,
+// which holds because one host thread at a time drives a device (tensor/cuda/runtime.h).
 cublasHandle_t cublas_for(int device, DType dtype) {
   cublasHandle_t handle = cublas_handle(device);
   const bool tf32 = dtype == DType::Float32 && cuda::allow_tf32();

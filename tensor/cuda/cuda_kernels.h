@@ -34,7 +34,9 @@ void lp_normalize(const Tensor& out, const Tensor& x, int64_t dim, int p, double
 // ---- matrix products (matmul.cu): cuBLAS, shapes as cpu::matmul -----------------------------------------------
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b);
 // TF32 tensor-core math for float32 products: off by default (results then match the CPU to float32
-// rounding); REMATCH_ALLOW_TF32=1 in the environment or this switch turns it on.
+// rounding); REMATCH_ALLOW_TF32=1 in the environment or this switch turns it on. The switch is atomic and
+// applies from the next product; the products of one device must come from one thread at a time
+// (tensor/cuda/runtime.h).
 void set_allow_tf32(bool allow);
 bool allow_tf32();
 

@@ -36,7 +36,9 @@ struct HandleSlot {
 
 // One handle per device, created on first use and bound to the device's stream, so cuBLAS work is ordered
 // with every other kernel of that device. Handles live until the process ends: destroying them from a static
-// destructor could run after the CUDA runtime has already been torn down.
+// destructor could run after the CUDA runtime has already been torn down. matmul_typed sets the handle's math
+// mode before each product, which is safe because one host thread at a time drives a device
+// (tensor/cuda/runtime.h); set_allow_tf32 itself may be called from any thread.
 cublasHandle_t handle(int device) {
   cudaStream_t s = stream(device);  // validates `device` before it indexes the slots
   static std::vector<HandleSlot> slots(static_cast<size_t>(std::max(device_count(), 1)));

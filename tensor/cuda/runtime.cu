@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "tensor/cuda/check.h"
@@ -12,17 +13,30 @@ namespace rematch::cuda {
 
 bool built_with_cuda() { return true; }
 
-int device_count() {
-  static const int count = [] {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-      cudaGetLastError();  // clear the sticky "no device" error
-      return 0;
+namespace {
+struct DeviceQuery {
+  int count = 0;
+  std::string error;  // empty when cudaGetDeviceCount succeeded
+};
+
+const DeviceQuery& device_query() {
+  static const DeviceQuery query = [] {
+    DeviceQuery q;
+    const cudaError_t err = cudaGetDeviceCount(&q.count);
+    if (err != cudaSuccess) {
+      q.count = 0;
+      q.error = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
+      cudaGetLastError();  // clear the error so that it does not surface at an unrelated later check
     }
-    return n;
+    return q;
   }();
-  return count;
+  return query;
 }
+}  // namespace
+
+int device_count() { return device_query().count; }
+
+std::string device_query_error() { return device_query().error; }
 
 namespace {
 struct DeviceState {
@@ -32,7 +46,8 @@ struct DeviceState {
 DeviceState& state(int device) {
   static std::vector<DeviceState> states(static_cast<size_t>(std::max(device_count(), 1)));
   REMATCH_CHECK(device >= 0 && device < device_count(), "cuda:", device, " is not available (",
-                device_count(), " CUDA device(s) visible)");
+                device_count(), " CUDA device(s) visible", device_query().error.empty() ? "" : "; ",
+                device_query().error, ")");
   DeviceState& s = states[static_cast<size_t>(device)];
   std::call_once(s.once, [&] {
     REMATCH_CUDA_CHECK(cudaSetDevice(device));
@@ -70,11 +85,30 @@ void device_free(void* ptr, int device) {
   cudaFreeAsync(ptr, stream(device));  // no throw from a destructor path
 }
 
+namespace {
+// Makes `waiting`'s later work wait for what `done` has been given so far (both devices' streams; no host wait).
+void order_after(int waiting, int done) {
+  cudaEvent_t event;
+  REMATCH_CUDA_CHECK(cudaSetDevice(done));
+  REMATCH_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  REMATCH_CUDA_CHECK(cudaEventRecord(event, stream(done)));
+  REMATCH_CUDA_CHECK(cudaSetDevice(waiting));
+  REMATCH_CUDA_CHECK(cudaStreamWaitEvent(stream(waiting), event, 0));
+  REMATCH_CUDA_CHECK(cudaEventDestroy(event));  // released once the wait is satisfied
+}
+}  // namespace
+
 void memcpy(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) {
   const int dev = dst_device.is_cuda() ? dst_device.index : src_device.index;
   cudaStream_t s = stream(dev);
+  // Between two devices the copy runs on the destination's stream, which knows nothing of the source's: it
+  // must wait for the kernels still writing the source, and the source's stream must wait for the copy
+  // before it reuses the memory (a stream-ordered free of the source is ordered on the source's stream only).
+  const bool peer = dst_device.is_cuda() && src_device.is_cuda() && dst_device.index != src_device.index;
+  if (peer) order_after(dev, src_device.index);
   REMATCH_CUDA_CHECK(cudaSetDevice(dev));
   REMATCH_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, s));
+  if (peer) order_after(src_device.index, dev);
   // Host-side copies must be complete when we return (the host buffer may be reused at once).
   if (dst_device.is_cpu() || src_device.is_cpu()) REMATCH_CUDA_CHECK(cudaStreamSynchronize(s));
 }

@@ -1,16 +1,30 @@
 // The CUDA runtime as the tensor layer sees it: device memory, copies, device count. Implemented in
-// runtime.cu when the build has CUDA, and by runtime_disabled.cpp (every call but device_count throws) when
-// it does not, so the rest of the engine compiles the same either way.
+// runtime.cu when the build has CUDA, and by runtime_disabled.cpp (every call but the device queries throws)
+// when it does not, so the rest of the engine compiles the same either way.
+//
+// Threads: rematch drives each device from one host thread at a time (the training loop, a CLI command, one
+// test). Each device has one stream that all its work goes to, in the order it is issued, and nothing locks
+// around it; the cuBLAS handles of tensor/cuda/matmul.cu and nn/cuda/gru.cu are bound to that stream and get
+// their math mode (TF32 or not) set before each product, so two threads multiplying on one device at once
+// could run one's product in the other's mode. Work on different devices from different threads is fine.
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "tensor/device.h"
 
 namespace rematch::cuda {
 
 bool built_with_cuda();
-int device_count();  // 0 without CUDA or without a visible device
+// Devices this process can use, asked once: 0 without CUDA, without a visible device, or when the CUDA runtime
+// fails to start (a driver older than the runtime, a device the runtime does not support, ...).
+int device_count();
+// Why device_count() is 0 when the CUDA runtime said so with an error: the call, the error's name and its
+// message, e.g. "cudaGetDeviceCount: cudaErrorNoDevice (no CUDA-capable device is detected)"; empty when the
+// query succeeded (and in a build without CUDA). Kept so that a test skipping for want of a device, or a
+// refused --device cuda, can say why instead of only "0 devices".
+std::string device_query_error();
 // Stream-ordered allocation from the device's pool; out-of-memory names the bytes asked and free/total.
 void* device_malloc(size_t nbytes, int device);
 void device_free(void* ptr, int device);

@@ -6,6 +6,7 @@ namespace rematch::cuda {
 
 bool built_with_cuda() { return false; }
 int device_count() { return 0; }
+std::string device_query_error() { return ""; }
 
 void* device_malloc(size_t nbytes, int device) {
   REMATCH_FAIL("cuda:", device, ": cannot allocate ", nbytes, " bytes: rematch was built without CUDA (REMATCH_CUDA=OFF)");

@@ -55,7 +55,7 @@ void expect_same_backward(const std::string& name, const Function& f, const std:
 }
 
 TEST(CudaBackward, ElementwiseChainWithBroadcasting) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   // a [7, 33], b [33] and c [7, 1] broadcast together; gradients are summed back to each input's shape.
   expect_same_backward(
       "elementwise",
@@ -71,7 +71,7 @@ TEST(CudaBackward, ElementwiseChainWithBroadcasting) {
 }
 
 TEST(CudaBackward, ReductionsOverEveryKindOfDim) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   expect_same_backward(
       "reductions",
       [](const TensorList& x) {
@@ -85,7 +85,7 @@ TEST(CudaBackward, ReductionsOverEveryKindOfDim) {
 }
 
 TEST(CudaBackward, FusedRowOpsAlongEachDim) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   expect_same_backward(
       "fused",
       [](const TensorList& x) {
@@ -99,7 +99,7 @@ TEST(CudaBackward, FusedRowOpsAlongEachDim) {
 }
 
 TEST(CudaBackward, ViewsMasksAndSelects) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   expect_same_backward(
       "views",
       [](const TensorList& x) {
@@ -119,7 +119,7 @@ TEST(CudaBackward, ViewsMasksAndSelects) {
 
 // A leaf on the host, the computation on the device: the gradient comes back to the host leaf.
 TEST(CudaBackward, GradientFlowsBackAcrossDevices) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   Tensor x = test::random_tensor({4, 50}, DType::Float64, 3, -1, 1);
   x.requires_grad_();
   backward(sum(softmax(to(x, kGpu), 1) * to(x, kGpu)));

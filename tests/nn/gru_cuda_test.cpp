@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "nn/gru.h"
-#include "tensor/cuda/runtime.h"
 #include "test_util.h"
 
 namespace rematch {
@@ -22,7 +21,7 @@ using test::random_tensor;
 class GRUCuda : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (cuda::device_count() == 0) GTEST_SKIP() << "needs a CUDA device";
+    SKIP_WITHOUT_CUDA();
   }
 };
 

@@ -125,7 +125,7 @@ bool float_only(UnaryOp op) {
 }
 
 TEST(CudaElementwise, UnaryMatchesCpu) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (DType dt : kNumeric)
     for (const Layout& l : unary_layouts()) {
       const Tensor base = values(l.base, dt, 1);
@@ -145,7 +145,7 @@ TEST(CudaElementwise, UnaryMatchesCpu) {
 }
 
 TEST(CudaElementwise, LogicalNotAndBoolRefusals) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (const Layout& l : unary_layouts()) {
     SCOPED_TRACE(l.name);
     const Tensor base = values(l.base, DType::Bool, 2);
@@ -166,7 +166,7 @@ const ScalarOp kScalarOps[] = {ScalarOp::Add,      ScalarOp::Mul,      ScalarOp:
                                ScalarOp::Gt,       ScalarOp::Ge};
 
 TEST(CudaElementwise, ScalarOpsMatchCpu) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (DType dt : kNumeric) {
     // Scalars that convert to every dtype without overflow (the CPU converts s to the element type first);
     // 2 and 0.5 take pow's exact paths, NaN the comparisons' and clamps' NaN cases.
@@ -199,7 +199,7 @@ const BinaryOp kNumericBinaryOps[] = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mu
                                       BinaryOp::Lt,  BinaryOp::Le,  BinaryOp::Gt,  BinaryOp::Ge};
 
 TEST(CudaElementwise, BinaryOpsMatchCpuWithBroadcasting) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (DType dt : kNumeric)
     for (const auto& [la, lb] : binary_layouts()) {
       const Tensor base_a = values(la.base, dt, 4), base_b = values(lb.base, dt, 5);
@@ -219,7 +219,7 @@ TEST(CudaElementwise, BinaryOpsMatchCpuWithBroadcasting) {
 }
 
 TEST(CudaElementwise, LogicalOpsAndBoolRefusals) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (const auto& [la, lb] : binary_layouts()) {
     SCOPED_TRACE(la.name + " with " + lb.name);
     const Tensor base_a = values(la.base, DType::Bool, 6), base_b = values(lb.base, DType::Bool, 7);
@@ -233,7 +233,7 @@ TEST(CudaElementwise, LogicalOpsAndBoolRefusals) {
 }
 
 TEST(CudaElementwise, WhereMatchesCpuForEveryDtype) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   const Tensor cond_base = values({7, 1, 13}, DType::Bool, 8);
   for (DType dt : kAll) {
     SCOPED_TRACE(dtype_name(dt));
@@ -275,7 +275,7 @@ const std::vector<Layout>& destination_layouts() {
 }
 
 TEST(CudaElementwise, FillWritesOnlyTheView) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (DType dt : kAll) {
     std::vector<double> fills = {1.0, 7.0, 2.5};
     if (dt != DType::UInt8) fills.push_back(-1.0);
@@ -312,7 +312,7 @@ Tensor copy_source(const Shape& shape, DType from, DType to, Device device) {
 }
 
 TEST(CudaElementwise, CopyConvertsEveryDtypePairThroughAnyStrides) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (DType from : kAll)
     for (DType to : kAll)
       for (const Layout& l : destination_layouts()) {
@@ -326,7 +326,7 @@ TEST(CudaElementwise, CopyConvertsEveryDtypePairThroughAnyStrides) {
 }
 
 TEST(CudaElementwise, CopyBetweenDevicesAndContiguousSameDtype) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   const Tensor x = values({37, 41}, DType::Float32, 16);
   const Tensor xg = kernels::to_device(x, kGpu);
   EXPECT_TRUE(matches(kernels::clone(xg), x, 0));                       // device-to-device memcpy
@@ -346,10 +346,25 @@ TEST(CudaElementwise, CopyBetweenDevicesAndContiguousSameDtype) {
   EXPECT_TRUE(matches(xg, x, 0));
 }
 
+// Between two devices the copy runs on the destination's stream (tensor/cuda/runtime.cu): it must still wait
+// for the exp that cuda:0's stream may be running on the source, and the source may be freed at once.
+TEST(CudaElementwise, CopyToAnotherDeviceWaitsForTheSource) {
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs two CUDA devices";
+  const Tensor x = test::random_tensor({4096, 4096}, DType::Float32, 17);
+  Tensor moved;
+  {
+    const Tensor on_0 = kernels::unary(UnaryOp::Exp, kernels::to_device(x, kGpu));
+    moved = kernels::to_device(on_0, Device::cuda(1));
+  }
+  EXPECT_TRUE(all_close(kernels::to_device(moved, Device::cpu()), kernels::unary(UnaryOp::Exp, x), 2e-7,
+                        float_tol(DType::Float32)));
+}
+
 // More than 2^31 - 1 elements in a strided view: the launch is cut into 32-bit pieces. Fill the transposed
-// view of a [2^30 + 3, 2] byte tensor (2 GiB), then check every element through min and max.
-TEST(CudaElementwise, StridedOpsBeyond32BitIndexing) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+// view of a [2^30 + 3, 2] byte tensor (2 GiB), then check every element through min and max. The suite name
+// ends in "Large": tools/gpu_check.sh runs it in its own step, not under compute-sanitizer.
+TEST(CudaElementwiseLarge, StridedOpsBeyond32BitIndexing) {
+  SKIP_WITHOUT_CUDA();
   const int64_t rows = (int64_t{1} << 30) + 3;
   Tensor big;
   try {

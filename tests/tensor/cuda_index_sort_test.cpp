@@ -10,7 +10,6 @@
 #include <random>
 #include <vector>
 
-#include "tensor/cuda/runtime.h"
 #include "test_util.h"
 
 namespace rematch {
@@ -57,7 +56,7 @@ Tensor same(const Tensor& t) { return t; }
 class CudaIndex : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (cuda::device_count() == 0) GTEST_SKIP() << "needs a CUDA device";
+    SKIP_WITHOUT_CUDA();
   }
 };
 using CudaSort = CudaIndex;

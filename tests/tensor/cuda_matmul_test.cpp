@@ -27,7 +27,7 @@ double tolerance(DType dtype) { return dtype == DType::Float32 ? 1e-4 : 1e-12; }
 class CudaMatmul : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (cuda::device_count() == 0) GTEST_SKIP() << "needs a CUDA device";
+    SKIP_WITHOUT_CUDA();
     saved_ = cuda::allow_tf32();
     cuda::set_allow_tf32(false);
   }

@@ -100,7 +100,7 @@ Tensor reduce_reference(ReduceOp op, const Tensor& x, const std::vector<int64_t>
 }
 
 TEST(CudaReduce, MatchesCpuForEveryOpDtypeAndLayout) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (DType dt : kNumeric)
     for (const ReduceCase& c : reduce_cases()) {
       const Tensor base = values(c.shape, dt, 1);
@@ -118,7 +118,7 @@ TEST(CudaReduce, MatchesCpuForEveryOpDtypeAndLayout) {
 }
 
 TEST(CudaReduce, EmptyReductionsAndRefusals) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   const Tensor x = zeros({3, 0}, DType::Float32);
   EXPECT_TRUE(all_close(kernels::reduce(ReduceOp::Sum, gpu(x), {1}, false),
                         kernels::reduce(ReduceOp::Sum, x, {1}, false), 0, 0));
@@ -130,7 +130,7 @@ TEST(CudaReduce, EmptyReductionsAndRefusals) {
 
 // NaN anywhere in a reduced run makes Sum/Mean/Max/Min NaN; +inf and -inf together sum to NaN.
 TEST(CudaReduce, NonFiniteValuesPropagateAsOnCpu) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (DType dt : {DType::Float32, DType::Float64}) {
     Tensor x = values({6, 1000}, dt, 2);
     x = with_values_at(x, {17, 2999}, std::nan(""));        // rows 0 and 2
@@ -158,7 +158,7 @@ Tensor tied(const Shape& shape, DType dt, uint32_t seed) {
 }
 
 TEST(CudaReduce, IndexedMaxMinPicksFirstOccurrence) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   struct Case {
     Shape shape;
     int64_t dim;
@@ -195,7 +195,7 @@ TEST(CudaReduce, IndexedMaxMinPicksFirstOccurrence) {
 }
 
 TEST(CudaReduce, LogsumexpMatchesCpu) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (DType dt : {DType::Float32, DType::Float64}) {
     Tensor x = kernels::scalar_op(kernels::ScalarOp::Mul, values({5, 300}, dt, 5), 10.0);
     x = with_values_at(x, {3, 100}, -INFINITY);               // row 0: masked entries
@@ -249,7 +249,7 @@ const std::vector<RowCase>& row_cases() {
 }
 
 TEST(CudaSoftmax, SoftmaxAndLogSoftmaxMatchCpu) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (DType dt : {DType::Float32, DType::Float64})
     for (const RowCase& c : row_cases()) {
       SCOPED_TRACE(std::string(dtype_name(dt)) + " " + c.name);
@@ -264,7 +264,7 @@ TEST(CudaSoftmax, SoftmaxAndLogSoftmaxMatchCpu) {
 // Masked entries (-inf) get exactly 0; a row of all -inf, or holding +inf or NaN, is NaN throughout, along the
 // last dim (row kernel) and along dim 0 (lane kernel).
 TEST(CudaSoftmax, NonFiniteRowsAsOnCpu) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (DType dt : {DType::Float32, DType::Float64}) {
     Tensor x = values({5, 200}, dt, 7);
     x = with_values_at(x, {1, 50, 199}, -INFINITY);           // row 0: masked
@@ -284,7 +284,7 @@ TEST(CudaSoftmax, NonFiniteRowsAsOnCpu) {
 }
 
 TEST(CudaSoftmax, BackwardsMatchCpu) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (DType dt : {DType::Float32, DType::Float64})
     for (const RowCase& c : row_cases()) {
       SCOPED_TRACE(std::string(dtype_name(dt)) + " " + c.name);
@@ -302,7 +302,7 @@ TEST(CudaSoftmax, BackwardsMatchCpu) {
 }
 
 TEST(CudaSoftmax, LpNormalizeMatchesCpu) {
-  if (!cuda_available()) GTEST_SKIP() << "needs a CUDA device";
+  SKIP_WITHOUT_CUDA();
   for (DType dt : {DType::Float32, DType::Float64})
     for (const RowCase& c : row_cases())
       for (int p : {1, 2})

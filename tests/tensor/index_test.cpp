@@ -258,7 +258,7 @@ TEST(IndexPad, Errors) {
 
 // ---- devices ---------------------------------------------------------------------------------------------------
 TEST(IndexDevices, MixedDevicesAreNamed) {
-  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  SKIP_WITHOUT_CUDA();
   Tensor g = kernels::to_device(x23(), Device::cuda(0));
   EXPECT_THROWS_WITH(kernels::index_select(g, 0, ivec({0})), "index_select", "different devices", "cpu");
   EXPECT_THROWS_WITH(kernels::cat({x23(), g}, 0), "cat", "different devices");

@@ -152,7 +152,7 @@ TEST(MatmulErrors, BatchSizesDoNotBroadcast) {
 }
 
 TEST(MatmulErrors, MixedDevices) {
-  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  SKIP_WITHOUT_CUDA();
   EXPECT_THROWS_WITH(kernels::matmul(zeros({2, 2}), zeros({2, 2}, DType::Float32, Device::cuda(0))), "matmul",
                      "different devices");
 }

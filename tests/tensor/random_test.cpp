@@ -248,7 +248,7 @@ TEST(RandomTest, BadArgumentsAreErrors) {
 // The same seed and offsets on cuda:0 must give the CPU's numbers: bit for bit for everything but the
 // normals, whose log/cos may differ in the last bit of a double before rounding to float.
 TEST(RandomCudaTest, MatchesCpu) {
-  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  SKIP_WITHOUT_CUDA();
   const Device gpu = Device::cuda(0);
   Generator c(31337), d(31337);
   auto both = [&](auto make) { return std::make_pair(make(Device::cpu(), &c), make(gpu, &d)); };
