@@ -126,6 +126,10 @@ GRUOutput gru(const Tensor& x, const Tensor& lengths, const TensorList& weights,
                 ": weight_ih_l0 must be a matrix [3H, input_size]");
   REMATCH_CHECK(x.size(2) == weights[0].size(1), who, ": input x ", x.describe(), " has ", x.size(2),
                 " features per step, expected input_size ", weights[0].size(1));
+  // nn::GRU cannot be built with input size 0, but the weights given here can be [3H, 0]: the CUDA path would
+  // launch its packing kernel with 0 blocks and give cuBLAS a leading dimension of 0, which it rejects.
+  REMATCH_CHECK(x.size(2) >= 1, who, ": input x ", x.describe(),
+                " has input_size 0; a GRU needs at least one feature per step");
   const int64_t hidden = check_weights(x, weights, who);
   const int64_t batch = x.size(0), steps = x.size(1), directions = static_cast<int64_t>(weights.size() / 4);
 

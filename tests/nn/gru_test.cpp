@@ -199,6 +199,9 @@ TEST(GRU, ErrorsNameTheModuleAndTheNumbers) {
   w = gru.parameters();
   w[6] = zeros({5}, DType::Float32);
   EXPECT_THROWS_WITH(nn::gru(x, lengths, w), "bias_ih_l0_reverse", "[5]", "expected [6]");
+  // Input size 0 fits weight_ih [3H, 0] but is no GRU (nn::GRU refuses it above; CUDA could not run it).
+  const TensorList no_input = {zeros({6, 0}), zeros({6, 2}), zeros({6}), zeros({6})};
+  EXPECT_THROWS_WITH(nn::gru(zeros({2, 4, 0}), lengths, no_input), "gru", "[2, 4, 0]", "input_size 0");
 }
 
 }  // namespace
