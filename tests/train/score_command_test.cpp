@@ -1,9 +1,12 @@
 // `rematch score`: the saved matrix equals the model run directly on the whole split (so blocking and the
-// caption/image caches change nothing), SGRAF is the mean of the SGR and SAF matrices, and the errors:
-// missing flags, a checkpoint that does not fit the data, an unreadable checkpoint.
+// caption/image caches change nothing), SGRAF is the mean of the SGR and SAF matrices, --device cuda gives the
+// CPU's matrix (skipped without a device), and the errors: missing flags, a --device that is no device or
+// cannot be used (refused before any data is read), a checkpoint that does not fit the data, an unreadable
+// checkpoint.
 #include "train/cli/score_command.h"
 
 #include "models/models.h"
+#include "tensor/device.h"
 #include "sgraf_cli_fixture.h"
 #include "tensor/tensor.h"
 #include "test_util.h"
@@ -58,6 +61,42 @@ TEST_F(SgrafCliTest, ScoreWithSgrAndSafIsTheirMean) {
   }
   const Tensor mean = div(add(load_npy(path("sgr.npy")), load_npy(path("saf.npy"))), 2.0);
   EXPECT_TRUE(rematch::test::all_close(load_npy(path("sgraf.npy")), mean, 1e-7, 0));
+}
+
+TEST_F(SgrafCliTest, ScoreOnCudaEqualsTheCpuScore) {
+  SKIP_WITHOUT_CUDA();
+  const std::string sgr = init("SGR", "sgr.safetensors"), saf = init("SAF", "saf.safetensors", "3");
+  for (const std::string& device : {"cpu", "cuda", "cuda:0"}) {
+    const CliResult r = run_cli(std::vector<std::string>{"score", "--checkpoint", sgr, "--checkpoint", saf, "--out",
+                                                         path(device + ".npy"), "--block_images", "3", "--device",
+                                                         device} +
+                                data_flags());
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_NE(r.out.find("s on " + device + ")"), std::string::npos) << r.out;
+  }
+  // float32 on both sides, but different summation orders (cuBLAS, the GPU's reductions; TF32 stays off).
+  const Tensor cpu = load_npy(path("cpu.npy"));
+  EXPECT_TRUE(rematch::test::all_close(load_npy(path("cuda.npy")), cpu, 1e-5, 1e-4));
+  EXPECT_TRUE(rematch::test::all_close(load_npy(path("cuda:0.npy")), cpu, 1e-5, 1e-4));
+}
+
+// A typo in --device is a usage error, a CUDA device this build or machine cannot give a failure that says
+// why; both name the flag and come before any file is read (the data folder here does not even exist).
+TEST_F(SgrafCliTest, ScoreRefusesAnUnusableDeviceBeforeReadingData) {
+  const std::string sgr = init("SGR", "sgr.safetensors");
+  std::vector<std::string> devices = {"gpu", "CUDA", "cuda:", "cuda:x", "cuda:99"};
+  if (!cuda_available()) devices.push_back("cuda");
+  for (const std::string& device : devices) {
+    const bool typo = device != "cuda" && device != "cuda:99";
+    const CliResult r = run_cli({"score", "--checkpoint", sgr, "--out", path("S.npy"), "--data_path", path("nowhere"),
+                                 "--data_name", "synth_precomp", "--device", device});
+    EXPECT_EQ(r.code, typo ? kExitUsage : kExitFailure) << device << ": " << r.err;
+    EXPECT_NE(r.err.find("--device"), std::string::npos) << r.err;
+    if (typo) EXPECT_NE(r.err.find("cpu, cuda or cuda:N (got '" + device + "')"), std::string::npos) << r.err;
+    if (!typo && !cuda_available()) EXPECT_NE(r.err.find(cuda_unavailable_reason()), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("nowhere"), std::string::npos) << "data was read: " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(path("S.npy")));
+  }
 }
 
 TEST_F(SgrafCliTest, ScoreErrors) {

@@ -21,6 +21,15 @@ std::string usage_message(const std::string& what) {
 
 }  // namespace
 
+Device device_flag(const std::string& spec) {
+  try {
+    Device::parse(spec);
+  } catch (const Error&) {
+    throw UsageError("--device must be cpu, cuda or cuda:N (got '" + spec + "')");
+  }
+  return usable_device(spec, "--device");
+}
+
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"rematch: robust cross-modal retrieval (L2RM, RCL, UOT-RCL, RCSL on SGR/SAF/SGRAF)", "rematch"};
   app.require_subcommand(1);

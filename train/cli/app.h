@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "tensor/device.h"
+
 namespace rematch::cli {
 
 // Process exit codes: success, a failure while running (unreadable file, ...), a bad command line.
@@ -28,6 +30,11 @@ class Interrupted : public std::runtime_error {
  public:
   explicit Interrupted(const std::string& what) : std::runtime_error(what) {}
 };
+
+// The device a command's --device flag names, for the command to call before it reads or makes any data: a
+// value that is not cpu, cuda or cuda:N is a UsageError; a device this process cannot use (a build without
+// CUDA, no such GPU, the CUDA runtime's error) a rematch::Error naming the flag (tensor/device.h).
+Device device_flag(const std::string& spec);
 
 // Parses argv (argv[0] is the program name) and runs the chosen subcommand, writing results and help to
 // `out` and diagnostics to `err`. Never throws; returns one of the exit codes above.

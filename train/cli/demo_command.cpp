@@ -7,7 +7,6 @@
 #include <memory>
 #include <sstream>
 
-#include "tensor/device.h"
 #include "train/cli/app.h"
 #include "train/methods/make_method.h"
 #include "train/run/plots.h"
@@ -102,12 +101,7 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   if (o.epochs >= 0 && o.epochs <= size.warmup)
     throw UsageError("--epochs must exceed the " + std::to_string(size.warmup) + " warm-up epochs of l2rm");
   if (!(o.noise_ratio >= 0 && o.noise_ratio < 1)) throw UsageError("--noise_ratio must be in [0, 1)");
-  try {
-    Device::parse(o.device);
-  } catch (const Error& e) {
-    throw UsageError(std::string("--device: ") + e.what());
-  }
-  usable_device(o.device, "--device");  // before the data is made
+  device_flag(o.device);  // before the data is made
   const auto start = std::chrono::steady_clock::now();
 
   synth::PairsWorldConfig wc = size.world;

@@ -50,6 +50,9 @@ CLI::Option* add_checkpoint_scoring_options(CLI::App& cmd, CheckpointScoringOpti
   cmd.add_option("--block_captions", o.block_captions, "Captions per scoring block")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd.add_option("--device", o.device, "cpu | cuda | cuda:N: the device the models score on")
+      ->capture_default_str()
+      ->needs(ckpt);
   return ckpt;
 }
 
@@ -57,6 +60,7 @@ ScoredSplit score_split(const CheckpointScoringOptions& o) {
   if (o.checkpoints.empty()) throw UsageError("--checkpoint is required");
   if (o.data_path.empty() || o.data_name.empty())
     throw UsageError("--checkpoint needs --data_path and --data_name (the split to score)");
+  const Device device = device_flag(o.device);  // before any file is read
   const std::string vocab_dir = o.vocab_path.empty() ? o.data_path + "/vocab" : o.vocab_path;
   const data::Vocabulary vocab = data::Vocabulary::load(data::vocabulary_path(vocab_dir, o.data_name));
   data::PrecompOptions popt;
@@ -68,6 +72,7 @@ ScoredSplit score_split(const CheckpointScoringOptions& o) {
   for (const std::string& path : o.checkpoints) {
     nets.push_back(models::load_sgraf_model(path));
     check_fits(path, nets.back()->config(), ds, vocab.size());
+    nets.back()->to(device);
     names += std::string(names.empty() ? "" : "+") + models::module_name(nets.back()->config().module);
   }
   const int64_t per_image = ds.captions_per_image();

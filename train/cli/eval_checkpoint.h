@@ -1,9 +1,10 @@
 // Scoring an evaluation split with SGR/SAF checkpoints, shared by `rematch score` and `rematch eval
 // --checkpoint`: the model(s) are rebuilt from each file (models/sgraf_checkpoint.h: rematch checkpoints and
-// converted official ones), the split is read in the SCAN precomp layout, and the [N_img, N_cap] matrix of
-// sigmoid scores (rows = distinct images, SPEC-backbones §5.3, §7) is filled block by block
-// (train/eval/sgraf_scoring.h), in eval mode and without a graph. Several checkpoints are averaged: an SGR and
-// a SAF checkpoint give SGRAF (§4.8), two SGR nets give NCR's ensemble.
+// converted official ones) and moved to --device, the split is read in the SCAN precomp layout, and the
+// [N_img, N_cap] matrix of sigmoid scores (rows = distinct images, SPEC-backbones §5.3, §7) is filled block by
+// block (train/eval/sgraf_scoring.h) on that device, in eval mode and without a graph, and kept on the host.
+// Several checkpoints are averaged: an SGR and a SAF checkpoint give SGRAF (§4.8), two SGR nets give NCR's
+// ensemble.
 #pragma once
 
 #include <cstdint>
@@ -21,12 +22,13 @@ namespace rematch::cli {
 
 struct CheckpointScoringOptions {
   std::vector<std::string> checkpoints;
-  std::string data_path, data_name, vocab_path, split = "test", val_subset = "sgraf";
+  std::string data_path, data_name, vocab_path, split = "test", val_subset = "sgraf", device = "cpu";
   int64_t block_images = 100, block_captions = 100;
 };
 
 // Adds --checkpoint (repeatable), --data_path, --data_name, --vocab_path (default <data_path>/vocab),
-// --split, --val_subset, --block_images and --block_captions to `cmd`; returns the --checkpoint option.
+// --split, --val_subset, --block_images, --block_captions and --device (only with --checkpoint) to `cmd`;
+// returns the --checkpoint option.
 CLI::Option* add_checkpoint_scoring_options(CLI::App& cmd, CheckpointScoringOptions& options);
 
 struct ScoredSplit {
@@ -35,8 +37,9 @@ struct ScoredSplit {
   std::string summary;             // what was scored, e.g. "SGRAF (SGR+SAF averaged) on f30k_precomp/test"
 };
 
-// Throws UsageError for command-line mistakes (no --data_path, a checkpoint that does not fit the data) and
-// rematch::Error for unreadable files.
+// Throws UsageError for command-line mistakes (no --data_path, a --device that is no device, a checkpoint that
+// does not fit the data) and rematch::Error for unreadable files and for a device this process cannot use;
+// the flags, --device included, are checked before any file is read.
 ScoredSplit score_split(const CheckpointScoringOptions& options);
 
 }  // namespace rematch::cli

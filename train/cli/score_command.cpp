@@ -23,7 +23,7 @@ void run_score(const ScoreOptions& o, std::ostream& out) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out << s.summary << ": " << s.sims.size(0) << " images x " << s.sims.size(1) << " captions (" << s.captions_per_image
       << " per image)\nwrote " << o.out << ": float32 " << s.sims.shape_str() << ", rows = images (" << seconds
-      << " s)\n";
+      << " s on " << o.scoring.device << ")\n";
 }
 
 }  // namespace
