@@ -1,9 +1,16 @@
-// CPU matrix products through OpenBLAS (cblas_sgemm / cblas_dgemm), which threads internally. Transposed
-// views go to BLAS as CblasTrans with their own leading dimension instead of being copied; only operands
-// whose last two dims are neither row- nor column-major (e.g. expanded or sliced in both dims) are copied.
+// CPU matrix products through OpenBLAS (cblas_sgemm / cblas_dgemm). Transposed views go to BLAS as
+// CblasTrans with their own leading dimension instead of being copied; only operands whose last two dims are
+// neither row- nor column-major (e.g. expanded or sliced in both dims) are copied.
+//
+// Threads: OpenBLAS is set to one thread (openblas_set_num_threads(1), a process-wide setting) and large
+// products are split over rows or columns across OpenMP threads instead, so one thread pool serves every
+// kernel. OpenBLAS's own pool spins (sched_yield) for about 0.1 s after each threaded call; beside another
+// busy process those spinning threads took the cores from the work: a demo-sized triplet run took 29 s
+// instead of 7 s (bench/RESULTS.md, "Under load").
 #include "tensor/cpu/matmul_kernels.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <climits>
@@ -61,21 +68,63 @@ int blas_int(int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
+// Products of fewer multiply-adds than this (about 128³, some 0.1 ms on one core) run on one thread: below it
+// the hand-off to a second thread costs about what it saves.
+constexpr int64_t kParallelGemmWork = int64_t{1} << 21;
+
+void single_threaded_blas() {
+  static const bool once = (openblas_set_num_threads(1), true);
+  (void)once;
+}
+
+// One BLAS call; sizes were checked by check_blas_sizes.
 template <typename T>
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-          const T* b, int64_t ldb, T* c, int64_t ldc) {
-  const int M = blas_int(m, "rows"), N = blas_int(n, "columns"), K = blas_int(k, "inner size");
-  const int LDA = blas_int(lda, "leading dim"), LDB = blas_int(ldb, "leading dim");
-  const int LDC = blas_int(ldc, "leading dim");
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+               const T* b, int64_t ldb, T* c, int64_t ldc) {
+  const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
+  const int LDA = static_cast<int>(lda), LDB = static_cast<int>(ldb), LDC = static_cast<int>(ldc);
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, a, LDA, b, LDB, 0.0f, c, LDC);
   else
     cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, a, LDA, b, LDB, 0.0, c, LDC);
 }
 
+void check_blas_sizes(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
+  blas_int(m, "rows");
+  blas_int(n, "columns");
+  blas_int(k, "inner size");
+  blas_int(lda, "leading dim");
+  blas_int(ldb, "leading dim");
+  blas_int(ldc, "leading dim");
+}
+
+// C = op(A) op(B), a large product split into row blocks of C (op(A)'s rows) or, when C is wider than tall,
+// column blocks (op(B)'s columns), one per OpenMP thread. Each element is still one BLAS dot product over the
+// whole of k, so the split does not change how a sum is taken, only which thread takes it.
+template <typename T>
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+          const T* b, int64_t ldb, T* c, int64_t ldc) {
+  check_blas_sizes(m, n, k, lda, ldb, ldc);
+  const bool by_rows = m >= n;
+  const int64_t len = by_rows ? m : n;
+  const int64_t parts = m * n * k < kParallelGemmWork || omp_in_parallel()
+                            ? 1
+                            : std::min<int64_t>(omp_get_max_threads(), len / 8);
+  if (parts <= 1) return blas_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+#pragma omp parallel for num_threads(static_cast<int>(parts)) schedule(static)
+  for (int64_t p = 0; p < parts; ++p) {
+    const int64_t lo = len * p / parts, size = len * (p + 1) / parts - lo;
+    if (by_rows)
+      blas_gemm<T>(ta, tb, size, n, k, a + (ta == CblasNoTrans ? lo * lda : lo), lda, b, ldb, c + lo * ldc, ldc);
+    else
+      blas_gemm<T>(ta, tb, m, size, k, a, lda, b + (tb == CblasNoTrans ? lo : lo * ldb), ldb, c + lo, ldc);
+  }
+}
+
 template <typename T> void matmul_typed(const Tensor& out, const Tensor& a, const Tensor& b) {
   const int64_t n = a.size(-2), k = a.size(-1), m = b.size(-1);
   const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
+  single_threaded_blas();
   const BlasOperand A = prepare(a), B = prepare(b);
   const T* pa = reinterpret_cast<const T*>(A.base);
   const T* pb = reinterpret_cast<const T*>(B.base);
@@ -84,6 +133,10 @@ template <typename T> void matmul_typed(const Tensor& out, const Tensor& a, cons
   // product whose result is exactly out's layout: one large gemm instead of `batch` small ones.
   const bool fold = batch > 1 && B.batch_stride == 0 && A.trans == CblasNoTrans && A.batch_stride == n * A.ld;
   if (fold) return gemm<T>(A.trans, B.trans, batch * n, m, k, pa, A.ld, pb, B.ld, pc, m);
+  // Many products: one thread each when together they are large (each then runs single-threaded inside).
+  check_blas_sizes(n, m, k, A.ld, B.ld, m);
+  const bool parallel = batch > 1 && batch * n * m * k >= kParallelGemmWork && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (parallel)
   for (int64_t i = 0; i < batch; ++i)
     gemm<T>(A.trans, B.trans, n, m, k, pa + i * A.batch_stride, A.ld, pb + i * B.batch_stride, B.ld,
             pc + i * n * m, m);
