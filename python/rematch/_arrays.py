@@ -1,0 +1,66 @@
+"""How arrays cross into rematch and back.
+
+In: an array's DLPack capsule (``x.__dlpack__()``) is read in place by rematch. Three cases need a step first:
+a PyTorch tensor that requires grad is detached (rematch's results are constants); a bool array is viewed as
+uint8 (neither NumPy 1.x nor PyTorch 1.x exports bool through DLPack; the bytes are the same); a read-only NumPy
+array (which NumPy < 2 refuses to export) or one with negative strides is copied once. A CUDA tensor is
+exported for rematch's stream, so that PyTorch orders the work its current stream has queued on it first.
+
+Out: rematch returns Buffers (its own memory), which ``torch.from_dlpack`` / ``numpy.from_dlpack`` wrap without
+a copy; PyTorch passes its current stream, which is made to wait for rematch's work.
+"""
+import sys
+
+import numpy as np
+
+from . import _core
+
+
+def _torch():
+    # PyTorch is only ever used when the caller already imported it (its tensors exist only then).
+    return sys.modules.get("torch")
+
+
+def kind(x, name):
+    """'torch' or 'numpy'; TypeError naming the argument for anything else."""
+    torch = _torch()
+    if torch is not None and isinstance(x, torch.Tensor):
+        return "torch"
+    if isinstance(x, np.ndarray):
+        return "numpy"
+    raise TypeError(f"{name}: expected a NumPy array or a PyTorch tensor, got {type(x).__module__}."
+                    f"{type(x).__qualname__}")
+
+
+def capsule(x, name):
+    """x's DLPack capsule for rematch to read in place (see the module docstring for the exceptions)."""
+    if kind(x, name) == "torch":
+        torch = _torch()
+        x = x.detach()
+        if x.dtype == torch.bool:
+            x = x.view(torch.uint8)
+        try:
+            if x.is_cuda:
+                return x.__dlpack__(stream=_core.cuda_stream(x.device.index))
+            return x.__dlpack__()
+        except (RuntimeError, BufferError) as e:
+            raise TypeError(f"{name}: {x.dtype} tensor on {x.device} cannot be shared through DLPack: {e}") from e
+    if x.dtype == np.bool_:
+        x = x.view(np.uint8)
+    if not x.flags.writeable or any(s < 0 for s in x.strides):
+        x = np.array(x, order="C")
+    try:
+        return x.__dlpack__()
+    except BufferError as e:
+        raise TypeError(f"{name}: NumPy {x.dtype} array cannot be shared through DLPack: {e}") from e
+
+
+def optional_capsule(x, name):
+    return None if x is None else capsule(x, name)
+
+
+def wrap(buffer, like):
+    """The Buffer as an array of `like` kind ('torch' or 'numpy'), over rematch's memory."""
+    if like == "torch":
+        return _torch().from_dlpack(buffer)
+    return np.from_dlpack(buffer)
