@@ -308,7 +308,7 @@ SinkhornResult solve_single(const char* op, const Tensor& C, const Tensor& a, co
                   " but the cost is ", C.shape_str(), ": expected [", len, "]");
   }
   if (options.mask.defined())
-    REMATCH_CHECK(options.mask.dim() == 2, op, ": the mask has shape ", options.mask.shape_str(),
+    REMATCH_CHECK(options.mask.sizes() == C.sizes(), op, ": the mask has shape ", options.mask.shape_str(),
                   " but the cost is ", C.shape_str(), ": expected the same shape");
   BatchedSinkhornResult r = solve_batched_impl(op, kernels::unsqueeze(C, 0), a, b, options, {}, false);
   SinkhornResult out;

@@ -157,7 +157,7 @@ SinkhornResult partial_sinkhorn(const Tensor& C, const Tensor& a, const Tensor& 
   for (const auto& [w, name, len] : {std::tuple{&a, "a", C.size(0)}, std::tuple{&b, "b", C.size(1)}})
     REMATCH_CHECK(!w->defined() || (w->dim() == 1 && w->size(0) == len), op, ": ", name, " has shape ",
                   w->shape_str(), " but the cost is ", C.shape_str(), ": expected [", len, "]");
-  REMATCH_CHECK(!options.mask.defined() || options.mask.dim() == 2, op, ": the mask has shape ",
+  REMATCH_CHECK(!options.mask.defined() || options.mask.sizes() == C.sizes(), op, ": the mask has shape ",
                 options.mask.shape_str(), " but the cost is ", C.shape_str(), ": expected the same shape");
   BatchedSinkhornResult r = partial_impl(op, kernels::unsqueeze(C, 0), a, b, {mass}, options, dummy, false);
   SinkhornResult out;

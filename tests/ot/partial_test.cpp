@@ -223,6 +223,9 @@ TEST(PartialSinkhorn, BadInputIsAClearError) {
   SinkhornOptions warm = o;
   warm.f0 = zeros({13}, DType::Float64);
   EXPECT_THROWS_WITH(ot::partial_sinkhorn(C, a, b, 0.5, warm), "warm starts");
+  SinkhornOptions transposed = o;
+  transposed.mask = ones({10, 12}, DType::Bool);
+  EXPECT_THROWS_WITH(ot::partial_sinkhorn(C, a, b, 0.5, transposed), "mask has shape [10, 12] but the cost is [12, 10]");
   DummyOptions d;
   d.corner = -1;
   EXPECT_THROWS_WITH(ot::partial_sinkhorn(C, a, b, 0.5, o, d), "corner A = -1");

@@ -285,7 +285,7 @@ TEST(Sinkhorn, BadInputIsAClearError) {
   kernels::fill_(kernels::select(masked.mask, 1, 1), 0);
   EXPECT_THROWS_WITH(ot::sinkhorn(p.C, p.a, p.b, masked), "column 1 is all-masked", "b[1]");
   masked.mask = ones({3, 4}, DType::Bool);
-  EXPECT_THROWS_WITH(ot::sinkhorn(p.C, p.a, p.b, masked), "mask has shape [3, 4]", "[4, 3]");
+  EXPECT_THROWS_WITH(ot::sinkhorn(p.C, p.a, p.b, masked), "mask has shape [3, 4] but the cost is [4, 3]");
   masked.mask = ones({4, 3}, DType::Float32);
   EXPECT_THROWS_WITH(ot::sinkhorn(p.C, p.a, p.b, masked), "mask must be bool or uint8");
   SinkhornOptions bad = o;
