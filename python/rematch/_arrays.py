@@ -6,8 +6,9 @@ uint8 (neither NumPy 1.x nor PyTorch 1.x exports bool through DLPack; the bytes 
 array (which NumPy < 2 refuses to export) or one with negative strides is copied once. A CUDA tensor is
 exported for rematch's stream, so that PyTorch orders the work its current stream has queued on it first.
 
-Out: rematch returns Buffers (its own memory), which ``torch.from_dlpack`` / ``numpy.from_dlpack`` wrap without
-a copy; PyTorch passes its current stream, which is made to wait for rematch's work.
+Out: rematch returns Buffers (its own memory), which ``torch.from_dlpack`` wraps without a copy (PyTorch passes
+its current stream, which is made to wait for rematch's work), and NumPy through the buffer protocol — also
+without a copy, and writable: NumPy < 2 makes every array it takes through DLPack read-only.
 """
 import sys
 
@@ -63,4 +64,4 @@ def wrap(buffer, like):
     """The Buffer as an array of `like` kind ('torch' or 'numpy'), over rematch's memory."""
     if like == "torch":
         return _torch().from_dlpack(buffer)
-    return np.from_dlpack(buffer)
+    return np.asarray(buffer)

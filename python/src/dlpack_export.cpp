@@ -1,24 +1,23 @@
 #include "python/src/dlpack_export.h"
 
-#include <dlpack/dlpack.h>
-
 #include <memory>
 #include <vector>
 
 #include "python/src/cuda_streams.h"
+#include "python/src/dlpack_abi.h"
 
 namespace rematch::python {
 namespace {
 
 // What one __dlpack__() call hands out: the DLPack struct and everything its pointers point into.
 struct Exported {
-  DLManagedTensor managed{};
+  dlpack::ManagedTensor managed{};
   Tensor tensor;                 // holds the storage while the consumer's array lives
   std::vector<int64_t> shape, strides;
   uintptr_t consumer_stream = 0;  // 0: nothing to wait for before the free
 };
 
-void delete_exported(DLManagedTensor* managed) {
+void delete_exported(dlpack::ManagedTensor* managed) {
   auto* e = static_cast<Exported*>(managed->manager_ctx);
   if (e->consumer_stream) {
     // A deleter cannot report an error (it may run on any thread, inside the consumer's C++), so a failing
@@ -34,18 +33,18 @@ void delete_exported(DLManagedTensor* managed) {
 // An unconsumed capsule still owns its tensor; a consumed one was renamed and is the consumer's to delete.
 void capsule_destructor(PyObject* capsule) {
   if (!PyCapsule_IsValid(capsule, "dltensor")) return;
-  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+  auto* managed = static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
   managed->deleter(managed);
 }
 
-DLDataType dlpack_dtype(DType t) {
+dlpack::DataType dlpack_dtype(DType t) {
   switch (t) {
-    case DType::Float32: return {kDLFloat, 32, 1};
-    case DType::Float64: return {kDLFloat, 64, 1};
-    case DType::Int32: return {kDLInt, 32, 1};
-    case DType::Int64: return {kDLInt, 64, 1};
-    case DType::UInt8: return {kDLUInt, 8, 1};
-    case DType::Bool: return {6, 8, 1};  // kDLBool (DLPack 0.8; the Debian header is 0.6)
+    case DType::Float32: return {dlpack::kFloat, 32, 1};
+    case DType::Float64: return {dlpack::kFloat, 64, 1};
+    case DType::Int32: return {dlpack::kInt, 32, 1};
+    case DType::Int64: return {dlpack::kInt, 64, 1};
+    case DType::UInt8: return {dlpack::kUInt, 8, 1};
+    case DType::Bool: return {dlpack::kBool, 8, 1};
   }
   return {};
 }
@@ -78,9 +77,9 @@ py::capsule Buffer::dlpack(const py::object& stream) const {
     throw py::value_error("__dlpack__: stream must be None for host memory (got " + py::str(stream).cast<std::string>() +
                           ")");
   }
-  DLTensor& t = e->managed.dl_tensor;
+  dlpack::Tensor& t = e->managed.dl_tensor;
   t.data = tensor_.raw_data();
-  t.device = device.is_cuda() ? DLDevice{kDLCUDA, device.index} : DLDevice{kDLCPU, 0};
+  t.device = device.is_cuda() ? dlpack::Device{dlpack::kCUDA, device.index} : dlpack::Device{dlpack::kCPU, 0};
   t.ndim = static_cast<int>(tensor_.dim());
   t.dtype = dlpack_dtype(tensor_.dtype());
   t.shape = e->shape.data();
@@ -96,13 +95,28 @@ py::capsule Buffer::dlpack(const py::object& stream) const {
 
 py::tuple Buffer::dlpack_device() const {
   const Device d = tensor_.device();
-  return d.is_cuda() ? py::make_tuple(int(kDLCUDA), d.index) : py::make_tuple(int(kDLCPU), 0);
+  return d.is_cuda() ? py::make_tuple(dlpack::kCUDA, d.index) : py::make_tuple(dlpack::kCPU, 0);
+}
+
+py::buffer_info Buffer::buffer_info() const {
+  if (tensor_.device().is_cuda())
+    throw py::type_error("Buffer: " + tensor_.describe() +
+                         " lives on a CUDA device, which NumPy cannot read; use torch.from_dlpack");
+  const auto itemsize = static_cast<py::ssize_t>(dtype_size(tensor_.dtype()));
+  const std::string format = dispatch_all(tensor_.dtype(), [](auto tag) {
+    using T = typename decltype(tag)::type;
+    return py::format_descriptor<T>::format();
+  });
+  std::vector<py::ssize_t> shape(tensor_.sizes().begin(), tensor_.sizes().end()), strides;
+  for (const int64_t s : tensor_.strides()) strides.push_back(s * itemsize);
+  return py::buffer_info(tensor_.raw_data(), itemsize, format, tensor_.dim(), shape, strides);
 }
 
 void bind_buffer(py::module_& m) {
-  py::class_<Buffer>(m, "Buffer",
-                     "rematch's own memory (a plan, potentials) for torch.from_dlpack or numpy.from_dlpack, which "
-                     "wrap it without a copy. The rematch.ot functions return such arrays already.")
+  py::class_<Buffer>(m, "Buffer", py::buffer_protocol(),
+                     "rematch's own memory (a plan, potentials) for torch.from_dlpack or numpy.asarray, which wrap "
+                     "it without a copy. The rematch.ot functions return such arrays already.")
+      .def_buffer(&Buffer::buffer_info)
       .def("__dlpack__", &Buffer::dlpack, py::arg("stream") = py::none(),
            "A DLPack capsule over the buffer; on a CUDA device `stream` (the consumer's) waits for rematch's work.")
       .def("__dlpack_device__", &Buffer::dlpack_device, "(device type, index) as DLPack numbers them: (1, 0) host, (2, N) cuda:N.")

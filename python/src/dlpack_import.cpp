@@ -1,6 +1,6 @@
 #include "python/src/dlpack_import.h"
 
-#include <dlpack/dlpack.h>
+#include "python/src/dlpack_abi.h"
 
 #include <cstring>
 #include <memory>
@@ -9,42 +9,39 @@
 namespace rematch::python {
 namespace {
 
-// DLPack 0.8 added a bool type code; the Debian header (0.6) predates it.
-constexpr uint8_t kDLBoolCode = 6;
-
 // "float16", "int8", "complex64", "float32x4" — how an error names a DLPack type rematch does not read.
-std::string dlpack_type_name(const DLDataType& t) {
+std::string dlpack_type_name(const dlpack::DataType& t) {
   const char* code = nullptr;
   switch (t.code) {
-    case kDLInt: code = "int"; break;
-    case kDLUInt: code = "uint"; break;
-    case kDLFloat: code = "float"; break;
-    case kDLBfloat: code = "bfloat"; break;
-    case kDLComplex: code = "complex"; break;
-    case kDLBoolCode: code = "bool"; break;
+    case dlpack::kInt: code = "int"; break;
+    case dlpack::kUInt: code = "uint"; break;
+    case dlpack::kFloat: code = "float"; break;
+    case dlpack::kBfloat: code = "bfloat"; break;
+    case dlpack::kComplex: code = "complex"; break;
+    case dlpack::kBool: code = "bool"; break;
     default: return detail::concat("DLPack type code ", int(t.code), " of ", int(t.bits), " bits");
   }
   return detail::concat(code, int(t.bits), t.lanes == 1 ? std::string() : detail::concat("x", t.lanes));
 }
 
-DType dtype_from_dlpack(const DLDataType& t, const std::string& what) {
+DType dtype_from_dlpack(const dlpack::DataType& t, const std::string& what) {
   if (t.lanes == 1) {
-    if (t.code == kDLFloat && t.bits == 32) return DType::Float32;
-    if (t.code == kDLFloat && t.bits == 64) return DType::Float64;
-    if (t.code == kDLInt && t.bits == 32) return DType::Int32;
-    if (t.code == kDLInt && t.bits == 64) return DType::Int64;
-    if (t.code == kDLUInt && t.bits == 8) return DType::UInt8;
-    if (t.code == kDLBoolCode && t.bits == 8) return DType::Bool;
+    if (t.code == dlpack::kFloat && t.bits == 32) return DType::Float32;
+    if (t.code == dlpack::kFloat && t.bits == 64) return DType::Float64;
+    if (t.code == dlpack::kInt && t.bits == 32) return DType::Int32;
+    if (t.code == dlpack::kInt && t.bits == 64) return DType::Int64;
+    if (t.code == dlpack::kUInt && t.bits == 8) return DType::UInt8;
+    if (t.code == dlpack::kBool && t.bits == 8) return DType::Bool;
   }
   throw py::type_error(what + ": " + dlpack_type_name(t) +
                        " is not a dtype rematch reads (float32, float64, int32, int64, uint8 or bool); convert it first");
 }
 
-Device device_from_dlpack(const DLDevice& d, const std::string& what) {
-  if (d.device_type == kDLCPU) return Device::cpu();
+Device device_from_dlpack(const dlpack::Device& d, const std::string& what) {
+  if (d.device_type == dlpack::kCPU) return Device::cpu();
   // The error says why a CUDA array cannot be used here: a build without CUDA, or no such device.
-  if (d.device_type == kDLCUDA) return usable_device("cuda:" + std::to_string(d.device_id), what);
-  throw py::type_error(what + ": the array lives on DLPack device type " + std::to_string(int(d.device_type)) +
+  if (d.device_type == dlpack::kCUDA) return usable_device("cuda:" + std::to_string(d.device_id), what);
+  throw py::type_error(what + ": the array lives on DLPack device type " + std::to_string(d.device_type) +
                        "; rematch reads host (CPU) and CUDA memory — move it to one of those first");
 }
 
@@ -53,8 +50,8 @@ Device device_from_dlpack(const DLDevice& d, const std::string& what) {
 Tensor import_dlpack(const py::capsule& capsule, const std::string& what) {
   if (std::strcmp(capsule.name(), "dltensor") != 0)
     throw py::value_error(what + ": the DLPack capsule was already consumed (call __dlpack__() again for a fresh one)");
-  auto* managed = static_cast<DLManagedTensor*>(capsule.get_pointer());
-  const DLTensor& t = managed->dl_tensor;
+  auto* managed = static_cast<dlpack::ManagedTensor*>(capsule.get_pointer());
+  const dlpack::Tensor& t = managed->dl_tensor;
   const DType dtype = dtype_from_dlpack(t.dtype, what);
   const Device device = device_from_dlpack(t.device, what);
 
