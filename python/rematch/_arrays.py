@@ -42,7 +42,8 @@ def capsule(x, name):
             x = x.view(torch.uint8)
         try:
             if x.is_cuda:
-                return x.__dlpack__(stream=_core.cuda_stream(x.device.index))
+                with torch.cuda.device(x.device):  # PyTorch wraps the stream number for its current device
+                    return x.__dlpack__(stream=_core.cuda_stream(x.device.index))
             return x.__dlpack__()
         except (RuntimeError, BufferError) as e:
             raise TypeError(f"{name}: {x.dtype} tensor on {x.device} cannot be shared through DLPack: {e}") from e
