@@ -26,7 +26,7 @@ one) or fewer sweeps — and is scaled linearly to the whole (time is linear in 
 Each time is the median of --repeats runs after one warm-up. Where a baseline ran the full work, its plan is
 checked against rematch's (largest difference relative to the largest entry).
 
-Run (CPU): PYTHONPATH=build/python OMP_NUM_THREADS=2 /usr/bin/python3 bench/python_ot.py --threads 2
+Run (CPU): PYTHONPATH=build/python /usr/bin/python3 bench/python_ot.py --threads 2
      (GPU): PYTHONPATH=build/python python3 bench/python_ot.py --device cuda
 Prints the machine, then one markdown table: time per case and baseline time / rematch time.
 """
@@ -39,11 +39,20 @@ import subprocess
 import time
 import warnings
 
-import numpy as np
-import ot
-import torch
+# OpenMP threads that wait passively, as `rematch` runs itself (README "Reproducibility"): set before NumPy and
+# PyTorch load libgomp, which rematch and PyTorch share. Spinning threads on a busy machine slowed the PyTorch
+# eager loop here by up to 100x (2.5 s instead of 23 ms for one 129x129 problem at load 7 on 2 cores).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import rematch
+import numpy as np  # noqa: E402 (after the environment is set)
+import torch  # noqa: E402
+
+try:
+    import ot  # noqa: E402
+except ImportError:  # e.g. the GPU machine's image: the POT columns say so
+    ot = None
+
+import rematch  # noqa: E402
 
 EPS = 0.01
 SWEEPS = 100
@@ -156,9 +165,10 @@ def machine(args):
                            text=True).stdout.strip()
     lines = [f"date {datetime.date.today()}, commit {commit}{' (+ uncommitted changes in the tree)' if dirty else ''}",
              f"{platform.node()}: {cpu}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start",
-             f"threads {args.threads} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}); "
+             f"threads {args.threads} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
+             f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}); "
              f"Python {platform.python_version()}, NumPy {np.__version__}, PyTorch {torch.__version__}, "
-             f"POT {ot.__version__}"]
+             f"POT {ot.__version__ if ot else 'not installed'}"]
     if args.device == "cuda":
         lines.append(f"device {torch.cuda.get_device_name(0)}")
     return lines
@@ -184,6 +194,9 @@ def main():
         plan = as_numpy(plan)
         cells = []
         for key in ("pot_numpy", "pot_torch", "eager"):
+            if ot is None and key.startswith("pot"):
+                cells.append("POT not installed")
+                continue
             fn, part = case[key]
             t, out = timed(lambda: fn(part), args.repeats, args.device)
             if key == "eager":
