@@ -7,7 +7,7 @@ array (which NumPy < 2 refuses to export) or one with negative strides is copied
 exported for rematch's stream, so that PyTorch orders the work its current stream has queued on it first.
 
 Out: rematch returns Buffers (its own memory), which ``torch.from_dlpack`` wraps without a copy (PyTorch passes
-its current stream, which is made to wait for rematch's work), and NumPy through the buffer protocol — also
+its current stream, which is made to wait for rematch's work), and NumPy through __array_interface__ — also
 without a copy, and writable: NumPy < 2 makes every array it takes through DLPack read-only.
 """
 import sys

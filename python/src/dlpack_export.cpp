@@ -1,5 +1,7 @@
 #include "python/src/dlpack_export.h"
 
+#include <pybind11/stl.h>
+
 #include <memory>
 #include <vector>
 
@@ -98,25 +100,37 @@ py::tuple Buffer::dlpack_device() const {
   return d.is_cuda() ? py::make_tuple(dlpack::kCUDA, d.index) : py::make_tuple(dlpack::kCPU, 0);
 }
 
-py::buffer_info Buffer::buffer_info() const {
+py::dict Buffer::array_interface() const {
   if (tensor_.device().is_cuda())
     throw py::type_error("Buffer: " + tensor_.describe() +
                          " lives on a CUDA device, which NumPy cannot read; use torch.from_dlpack");
-  const auto itemsize = static_cast<py::ssize_t>(dtype_size(tensor_.dtype()));
-  const std::string format = dispatch_all(tensor_.dtype(), [](auto tag) {
-    using T = typename decltype(tag)::type;
-    return py::format_descriptor<T>::format();
-  });
-  std::vector<py::ssize_t> shape(tensor_.sizes().begin(), tensor_.sizes().end()), strides;
-  for (const int64_t s : tensor_.strides()) strides.push_back(s * itemsize);
-  return py::buffer_info(tensor_.raw_data(), itemsize, format, tensor_.dim(), shape, strides);
+  const auto itemsize = static_cast<int64_t>(dtype_size(tensor_.dtype()));
+  const char* typestr = nullptr;  // little-endian, as every platform rematch builds for
+  switch (tensor_.dtype()) {
+    case DType::Float32: typestr = "<f4"; break;
+    case DType::Float64: typestr = "<f8"; break;
+    case DType::Int32: typestr = "<i4"; break;
+    case DType::Int64: typestr = "<i8"; break;
+    case DType::UInt8: typestr = "|u1"; break;
+    case DType::Bool: typestr = "|b1"; break;
+  }
+  py::list strides;
+  for (const int64_t s : tensor_.strides()) strides.append(s * itemsize);
+  py::dict d;
+  d["version"] = 3;
+  d["shape"] = py::tuple(py::cast(tensor_.sizes()));
+  d["strides"] = py::tuple(strides);
+  d["typestr"] = typestr;
+  d["data"] = py::make_tuple(data_ptr(), false);  // false: not read-only
+  return d;
 }
 
 void bind_buffer(py::module_& m) {
-  py::class_<Buffer>(m, "Buffer", py::buffer_protocol(),
+  py::class_<Buffer>(m, "Buffer",
                      "rematch's own memory (a plan, potentials) for torch.from_dlpack or numpy.asarray, which wrap "
                      "it without a copy. The rematch.ot functions return such arrays already.")
-      .def_buffer(&Buffer::buffer_info)
+      .def_property_readonly("__array_interface__", &Buffer::array_interface,
+                             "NumPy's view of host memory (numpy.asarray): writable, no copy.")
       .def("__dlpack__", &Buffer::dlpack, py::arg("stream") = py::none(),
            "A DLPack capsule over the buffer; on a CUDA device `stream` (the consumer's) waits for rematch's work.")
       .def("__dlpack_device__", &Buffer::dlpack_device, "(device type, index) as DLPack numbers them: (1, 0) host, (2, N) cuda:N.")
