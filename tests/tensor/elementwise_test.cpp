@@ -1,7 +1,10 @@
 // Forward values of the elementwise family against std:: math, over contiguous, strided, broadcast and empty
 // inputs, in float32 and float64.
+#include <cfloat>
 #include <cmath>
+#include <limits>
 
+#include "tensor/cpu/fast_exp.h"
 #include "test_util.h"
 
 namespace rematch {
@@ -47,6 +50,47 @@ TEST(Elementwise, FastExpEdgeCases) {
   EXPECT_NEAR(got[6] / std::exp(88.f), 1.f, 1e-6);
   EXPECT_NEAR(got[7] / std::exp(-87.f), 1.f, 1e-6);
   EXPECT_FLOAT_EQ(got[8], 1.f + 1e-7f);
+}
+
+// Every kind of float through the vectorised loop (each special value at several lanes and in the tail) and the
+// scalar function. Under UBSan (the sanitizer build in CI) this also shows that no input reaches undefined
+// behaviour: a NaN once reached a float-to-int conversion and a left shift of a negative value.
+TEST(Elementwise, FastExpOfNanInfAndHugeValues) {
+  const std::vector<float> special = {NAN, -NAN, INFINITY, -INFINITY, FLT_MAX, -FLT_MAX, 1e30f, -1e30f, 200.f,
+                                      -200.f, 88.72283f, 88.7229f, -87.33654f, -87.3366f, FLT_MIN, -FLT_MIN,
+                                      std::numeric_limits<float>::denorm_min(), -0.f, 1.f};
+  std::vector<float> v;
+  for (int rep = 0; rep < 4; ++rep) {
+    v.insert(v.end(), special.begin(), special.end());
+    v.push_back(0.5f * static_cast<float>(rep));  // shifts the values to other lanes next time round
+  }
+  const std::vector<float> got = exp(from_vector(v)).to_vector<float>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    const float x = v[i], scalar = cpu::fast_expf(x);
+    if (std::isnan(x)) {
+      EXPECT_TRUE(std::isnan(got[i]) && std::isnan(scalar)) << "x = " << x;
+      continue;
+    }
+    EXPECT_EQ(got[i], scalar) << "x = " << x;
+    if (x > 88.72283f)
+      EXPECT_EQ(got[i], INFINITY) << "x = " << x;
+    else if (x < -87.33654f)
+      EXPECT_EQ(got[i], 0.f) << "x = " << x;
+    else
+      EXPECT_NEAR(got[i] / std::exp(static_cast<double>(x)), 1.0, 3e-7) << "x = " << x;
+  }
+}
+
+// 2^n for n = 128 has no exponent bits of its own; exp once returned +inf on [88.38, 88.72], where it is finite.
+TEST(Elementwise, FastExpIsFiniteUpToTheTopOfTheFloatRange) {
+  std::vector<float> v;
+  for (float t = 88.3f; t <= 88.72283f; t += 1e-4f) v.push_back(t);
+  v.push_back(88.72283f);
+  const std::vector<float> got = exp(from_vector(v)).to_vector<float>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(got[i])) << "x = " << v[i];
+    ASSERT_NEAR(got[i] / std::exp(static_cast<double>(v[i])), 1.0, 3e-7) << "x = " << v[i];
+  }
 }
 
 TEST(Elementwise, FastExpAccuracyOverRange) {
