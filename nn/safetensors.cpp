@@ -68,16 +68,23 @@ Entry parse_entry(const std::string& name, const Json& info, uint64_t data_size,
   if (!found) load_fail(path, what + "unsupported dtype " + dtype.dump() + " (supported: F32 F64 I32 I64 BOOL U8)");
   const Json& shape = info["shape"];
   if (!shape.is_array()) load_fail(path, what + "shape is not an array: " + shape.dump());
-  uint64_t numel = 1;
+  // The product of the non-zero dimensions must fit: with a 0 the tensor is empty, but its strides are still
+  // products of the other dimensions (and int64).
+  uint64_t extent = 1;
+  bool empty_shape = false;
   for (const Json& d : shape) {
     if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
       load_fail(path, what + "shape " + shape.dump() + " holds something other than non-negative integers");
     const uint64_t v = d.get<uint64_t>();
-    if (v != 0 && numel > std::numeric_limits<uint64_t>::max() / 8 / v)
+    if (v != 0 && extent > uint64_t(std::numeric_limits<int64_t>::max()) / 8 / v)
       load_fail(path, what + "shape " + shape.dump() + " is too large");
-    numel *= v;
+    if (v == 0)
+      empty_shape = true;
+    else
+      extent *= v;
     e.shape.push_back(static_cast<int64_t>(v));
   }
+  const uint64_t numel = empty_shape ? 0 : extent;
   const Json& offsets = info["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
       !offsets[1].is_number_unsigned())
@@ -162,6 +169,8 @@ Header read_header(const io::ReadFile& file) {
       }
       continue;
     }
+    // save_safetensors refuses an empty name too: what loads here saves again (and a state dict has none).
+    if (name.empty()) load_fail(path, "a tensor has an empty name");
     h.entries.push_back(parse_entry(name, info, data_size, path));
   }
   std::vector<const Entry*> by_offset;

@@ -203,12 +203,20 @@ Tensor load_npy(const std::string& path, int64_t mmap_min_bytes) {
   const NpyHeader h = HeaderParser(std::move(text), path).parse();
 
   const size_t itemsize = dtype_size(h.dtype);
-  size_t numel = 1;
+  // The product of the non-zero dimensions must fit: with a 0 the tensor is empty, but its strides are still
+  // products of the other dimensions (and int64).
+  size_t extent = 1;
+  bool empty_shape = false;
   for (int64_t d : h.shape) {
-    if (d != 0 && numel > std::numeric_limits<size_t>::max() / itemsize / static_cast<size_t>(d))
+    if (d == 0) {
+      empty_shape = true;
+    } else if (extent > static_cast<size_t>(std::numeric_limits<int64_t>::max()) / itemsize / static_cast<size_t>(d)) {
       load_fail(path, "shape " + shape_str(h.shape) + " is too large");
-    numel *= static_cast<size_t>(d);
+    } else {
+      extent *= static_cast<size_t>(d);
+    }
   }
+  const size_t numel = empty_shape ? 0 : extent;
   const size_t nbytes = numel * itemsize;
   const size_t data_start = header_start + header_len;
   if (file_size - data_start < nbytes)

@@ -135,6 +135,12 @@ TEST_F(Safetensors, MalformedFilesGiveErrorsNamingFileAndProblem) {
       {R"({"__metadata__": {"k": 1}})", "", "__metadata__ entry 'k' is not a string"},
       {R"({"m": {"dtype": "BOOL", "shape": [2], "data_offsets": [0, 2]}})", std::string("\x01\x02", 2),
        "bool data holds byte value 2 at element 1"},
+      // Found by fuzz/npy_fuzz in the .npy reader, and the same here: with a 0 in the shape the other
+      // dimensions went unchecked and the empty tensor's strides overflowed int64.
+      {R"({"a": {"dtype": "F32", "shape": [0, 4611686018427387904, 4], "data_offsets": [0, 0]}})", "",
+       "shape [0,4611686018427387904,4] is too large"},
+      // Found by fuzz/safetensors_fuzz: loaded, but save_safetensors refuses the name.
+      {R"({"": {"dtype": "F32", "shape": [3], "data_offsets": [0, 12]}})", f4x3, "a tensor has an empty name"},
   };
   for (const Case& c : cases) {
     const std::string p = raw_file(c.header, c.data);

@@ -210,6 +210,11 @@ TEST_F(NpyTest, BadFilesAreErrorsNamingTheFileAndProblem) {
   EXPECT_THROWS_WITH(load_npy(bad("order.npy", with_header("False", "Maybe"))), "order.npy", "True or False");
   EXPECT_THROWS_WITH(load_npy(bad("lacks.npy", with_header("'fortran_order': False, ", ""))), "lacks.npy",
                      "lacks one of the keys");
+  // Found by fuzz/npy_fuzz: with a 0 in the shape the size check let the other dimensions through, and the
+  // strides of the empty tensor overflowed int64 (UBSan: signed integer overflow in contiguous_strides).
+  EXPECT_THROWS_WITH(load_npy(bad("huge_empty.npy", with_header("(2, 3), }" + std::string(30, ' '),
+                                                                "(0, 4611686018427387904, 390), }"))),
+                     "huge_empty.npy", "shape [0, 4611686018427387904, 390] is too large");
 
   std::string bools = read_bytes(fixture("v1_b1.npy"));
   bools[bools.size() - 2] = '\x02';
