@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "test_util.h"
 
@@ -85,12 +86,37 @@ TEST_F(Labeled, MissingFilesAndDatasetsAreNamed) {
   EXPECT_THROWS_WITH(load_labeled_npy(dir_.string(), 0), path("test_imgs.npy"), "does not exist");
 }
 
+// Found by fuzz/labeled_h5_fuzz (the input is kept in fuzz/regressions): dataset valid_texts claims 2^53 elements
+// in 16 bytes of storage, and the reader allocated memory for them first (ASan: allocation-size-too-big).
+TEST_F(Labeled, DatasetsLargerThanTheFileAreErrors) {
+  const std::string file =
+      std::string(REMATCH_FIXTURES) + "/../../fuzz/regressions/labeled_h5/huge_dataset_not_in_file.h5";
+  EXPECT_THROWS_WITH(load_labeled_h5(file, 0), "huge_dataset_not_in_file.h5", "dataset 'valid_texts'",
+                     "declares 9007199254740992 elements but holds only 16 bytes");
+}
+
 TEST_F(Labeled, NonIntegralLabelsAndDisagreeingRowCountsAreErrors) {
   EXPECT_THROWS_WITH(load_labeled_h5(kFixtures + "mrl_fractional.h5", 0), "mrl_fractional.h5", "train_imgs_labels",
                      "2.5", "not an integer");
   write_npy_split("train", 3, {0, 1});
   write_npy_split("test", 2, {0, 1});
   EXPECT_THROWS_WITH(load_labeled_npy(dir_.string(), 0), "split train", "3 images", "2 image labels");
+}
+
+// Found by fuzz/labeled_npy_fuzz: the valid rows were cut from the test split before its row counts were
+// compared, so 2 test labels for 3 test images read past the labels (ASan: heap-buffer-overflow).
+TEST_F(Labeled, TestRowsAreCheckedBeforeTheValidSplitIsCut) {
+  write_npy_split("train", 3, {0, 1, 2});
+  write_npy_split("test", 3, {0, 1});
+  EXPECT_THROWS_WITH(load_labeled_npy(dir_.string(), 1), "split test", "3 images", "2 image labels");
+}
+
+// Labels that shifting by the lowest one would overflow.
+TEST_F(Labeled, HugeLabelsAreOutOfRange) {
+  write_npy_split("train", 2, {std::numeric_limits<int64_t>::min(), 0});
+  write_npy_split("test", 1, {std::numeric_limits<int64_t>::max()});
+  EXPECT_THROWS_WITH(load_labeled_npy(dir_.string(), 0), dir_.string(), "split train", "label -9223372036854775808",
+                     "out of range");
 }
 
 TEST_F(Labeled, TestLabelsBeyondTheTrainingClassesAreOutOfRange) {
@@ -157,6 +183,10 @@ TEST_F(Labeled, LabelNoiseFilesInBothFormats) {
   std::ofstream(path("bad.json")) << "{\"a\": 1}";
   EXPECT_THROWS_WITH(load_label_noise_file(path("bad.json"), train, 3, LabelNoise::symmetric), "bad.json",
                      "list");
+  // Found by fuzz/label_noise_fuzz: a float label reached nlohmann's plain cast to int64 (undefined for 5.6e57).
+  std::ofstream(path("float.json")) << "[[0, 1, 2, 0], [5.6e57, 0, 0, 0]]";
+  EXPECT_THROWS_WITH(load_label_noise_file(path("float.json"), train, 3, LabelNoise::symmetric), "float.json",
+                     "integer lists", "list 1 is [5.6e+57");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Training-label noise of the labelled data sets (declared in labeled_dataset.h): generation from a seed with
 // the Philox generator, MRL's JSON noise files, and the .npy record written to a run folder.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -79,7 +80,15 @@ NoisyLabels load_label_noise_file(const std::string& path, const LabeledSplit& t
     try {
       const nlohmann::json j = nlohmann::json::parse(in);
       REMATCH_CHECK(j.is_array(), "label noise file '", path, "' must hold a list of per-modality label lists");
-      for (const auto& v : j) views.push_back(v.get<std::vector<int64_t>>());
+      for (const auto& v : j) {
+        // Checked before the conversion: nlohmann casts a float to an integer as is (undefined out of range).
+        const bool integers = v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& x) {
+                                return x.is_number_integer();
+                              });
+        REMATCH_CHECK(integers, "label noise file '", path, "' is not a JSON list of integer lists: list ",
+                      views.size(), " is ", v.dump().substr(0, 80));
+        views.push_back(v.get<std::vector<int64_t>>());
+      }
     } catch (const nlohmann::json::exception& e) {
       REMATCH_FAIL("label noise file '", path, "' is not a JSON list of integer lists: ", e.what());
     }

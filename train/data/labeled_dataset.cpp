@@ -45,6 +45,13 @@ class H5Handle {
   herr_t (*close_)(hid_t);
 };
 
+// The largest label magnitude: every integer up to it is exact in a double (2^53), so labels stored as floats
+// convert exactly, and label differences cannot overflow.
+constexpr int64_t kMaxLabel = int64_t{1} << 53;
+
+// More than deflate's best ratio (about 1032:1) of dataset elements to stored bytes: a file cannot hold more.
+constexpr hsize_t kMaxCompression = 1100;
+
 bool h5_has(hid_t file, const std::string& name) { return H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0; }
 
 // Reads a numeric dataset converted to `mem_type`, with its dimensions.
@@ -65,7 +72,18 @@ std::vector<T> h5_read(hid_t file, const std::string& name, hid_t mem_type, cons
   dims.assign(static_cast<size_t>(rank), 0);
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   hsize_t n = 1;
-  for (hsize_t d : dims) n *= d;
+  for (hsize_t d : dims) {
+    REMATCH_CHECK(d == 0 || n <= std::numeric_limits<hsize_t>::max() / d, "HDF5 file '", path, "': dataset '", name,
+                  "' has too many elements");
+    n *= d;
+  }
+  // The shape is only a claim: a small file can declare a dataset of 2^50 elements that it does not hold
+  // (unwritten chunks read as fill values). The elements must be in the file, at most as compressed as deflate
+  // compresses (about 1032:1), before memory is allocated for them.
+  const hsize_t stored = H5Dget_storage_size(set.get()), element = H5Tget_size(type.get());
+  REMATCH_CHECK(element > 0 && n <= (stored / element + 1) * kMaxCompression, "HDF5 file '", path,
+                "': dataset '", name, "' declares ", n, " elements but holds only ", stored,
+                " bytes of data (the file is damaged, or the dataset was never written)");
   std::vector<T> out(static_cast<size_t>(n));
   if (n > 0)
     REMATCH_CHECK(H5Dread(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) >= 0, "HDF5 file '", path,
@@ -84,7 +102,8 @@ Tensor h5_matrix(hid_t file, const std::string& name, const std::string& path) {
 std::vector<int64_t> integral_labels(const std::vector<double>& values, const std::string& what) {
   std::vector<int64_t> out(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
-    REMATCH_CHECK(std::isfinite(values[i]) && std::floor(values[i]) == values[i] && std::fabs(values[i]) < 9e15,
+    REMATCH_CHECK(std::isfinite(values[i]) && std::floor(values[i]) == values[i] &&
+                      std::fabs(values[i]) <= static_cast<double>(kMaxLabel),
                   what, ": label ", i, " is ", values[i], ", not an integer");
     out[i] = static_cast<int64_t>(values[i]);
   }
@@ -141,9 +160,21 @@ LabeledSplit take_rows(const LabeledSplit& s, int64_t begin, int64_t end) {
   return out;
 }
 
+// Images, texts and both label lists of a split have one row per pair.
+void check_rows(const LabeledSplit& s, const std::string& src, const char* name) {
+  const int64_t n = s.images.size(0);
+  REMATCH_CHECK(s.texts.size(0) == n && s.size() == n && static_cast<int64_t>(s.text_labels.size()) == n,
+                "labelled data '", src, "' split ", name, ": ", n, " images, ", s.texts.size(0), " texts, ",
+                s.image_labels.size(), " image labels and ", s.text_labels.size(), " text labels disagree");
+}
+
 // The shared checks and the label shift of both layouts.
 LabeledDataset finish(LabeledDataset d, bool has_valid, int64_t valid_len) {
   const std::string& src = d.source;
+  // Rows first: the valid split below is cut from the test rows of every array.
+  check_rows(d.train, src, "train");
+  check_rows(d.test, src, "test");
+  if (has_valid) check_rows(d.valid, src, "valid");
   if (!has_valid) {
     REMATCH_CHECK(valid_len >= 0 && valid_len <= d.test.images.size(0), "labelled data '", src, "': valid_len ",
                   valid_len, " is outside [0, ", d.test.images.size(0), "] test rows");
@@ -153,14 +184,14 @@ LabeledDataset finish(LabeledDataset d, bool has_valid, int64_t valid_len) {
   }
   const std::pair<const char*, LabeledSplit*> splits[] = {{"train", &d.train}, {"valid", &d.valid}, {"test", &d.test}};
   int64_t lowest = std::numeric_limits<int64_t>::max();
-  for (const auto& [name, s] : splits) {
-    const int64_t n = s->images.size(0);
-    REMATCH_CHECK(s->texts.size(0) == n && s->size() == n && static_cast<int64_t>(s->text_labels.size()) == n,
-                  "labelled data '", src, "' split ", name, ": ", n, " images, ", s->texts.size(0), " texts, ",
-                  s->image_labels.size(), " image labels and ", s->text_labels.size(), " text labels disagree");
+  for (const auto& [name, s] : splits)
     for (const auto* labels : {&s->image_labels, &s->text_labels})
-      for (int64_t l : *labels) lowest = std::min(lowest, l);
-  }
+      for (size_t i = 0; i < labels->size(); ++i) {
+        // Bounded so that shifting by the lowest label below cannot overflow.
+        REMATCH_CHECK((*labels)[i] >= -kMaxLabel && (*labels)[i] <= kMaxLabel, "labelled data '", src, "' split ", name, ": label ",
+                      (*labels)[i], " of pair ", i, " is out of range (at most ", kMaxLabel, " in magnitude)");
+        lowest = std::min(lowest, (*labels)[i]);
+      }
   REMATCH_CHECK(d.train.size() > 0, "labelled data '", src, "' has no training pairs");
   for (const auto& [name, s] : splits)
     for (auto* labels : {&s->image_labels, &s->text_labels})
