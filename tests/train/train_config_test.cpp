@@ -122,5 +122,28 @@ TEST(TrainConfig, JsonRoundTripKeepsEveryField) {
   EXPECT_THROWS_WITH(train_config_from_json("{"), "not valid JSON");
 }
 
+// Numbers are checked for the field's type before they are converted: nlohmann's plain casts would truncate a
+// fraction and convert an out-of-range number with undefined behaviour (fuzz/regressions/train_config).
+TEST(TrainConfig, JsonNumbersMustFitTheirField) {
+  EXPECT_THROWS_WITH(train_config_from_json("{\"batch_size\": 1.5e300}"), "batch_size", "expected an integer", "1.5e+300");
+  EXPECT_THROWS_WITH(train_config_from_json("{\"batch_size\": 8.5}"), "batch_size", "expected an integer");
+  EXPECT_THROWS_WITH(train_config_from_json("{\"batch_size\": 9223372036854775808}"), "batch_size", "an integer");
+  EXPECT_THROWS_WITH(train_config_from_json("{\"seed\": -1}"), "seed", "non-negative integer");
+  EXPECT_THROWS_WITH(train_config_from_json("{\"lr_milestones\": [3, 1e30]}"), "lr_milestones", "list of integers");
+  EXPECT_THROWS_WITH(train_config_from_json("{\"plots\": 1}"), "plots", "true or false");
+  EXPECT_EQ(train_config_from_json("{\"learning_rate\": 1}").learning_rate, 1.0);
+}
+
+// A resumed run's config.json is checked like the flags of a new run, and its errors name the file.
+TEST(TrainConfig, ResumedConfigIsCheckedAndNamesTheFile) {
+  TrainConfig c = base("l2rm", "f30k");
+  resolve_defaults(c);
+  EXPECT_EQ(to_json(resumed_train_config(to_json(c), "runs/x/config.json")), to_json(c));
+  c.batch_size = 1;
+  EXPECT_THROWS_WITH(resumed_train_config(to_json(c), "runs/x/config.json"), "runs/x/config.json",
+                     "--batch_size must be at least 2");
+  EXPECT_THROWS_WITH(resumed_train_config("[]", "runs/x/config.json"), "runs/x/config.json", "JSON object");
+}
+
 }  // namespace
 }  // namespace rematch::train

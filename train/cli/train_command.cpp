@@ -134,7 +134,7 @@ void run_train(CLI::App& cmd, TrainConfig c, std::ostream& out, std::ostream& er
                        c.resume + "/config.json");
   const std::string progress = c.progress;
   run::RunFolder folder(c.resume, run::RunStart::Resume);
-  c = train::train_config_from_json(folder.read_config());
+  c = train::resumed_train_config(folder.read_config(), folder.config_path());
   c.progress = progress;
   usable_device(c.device, "--device (from " + c.resume + "/config.json)");
   std::unique_ptr<train::Method> method = train::make_method(c, err);

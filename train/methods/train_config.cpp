@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <type_traits>
 
 #include "tensor/device.h"
 #include "tensor/error.h"
@@ -30,6 +32,36 @@ using Json = nlohmann::json;
 
 const std::set<std::string> kPairsMethods = {"triplet", "infonce", "rcl", "l2rm"};
 const std::set<std::string> kMethods = {"triplet", "infonce", "rcl", "l2rm", "rcsl", "rcsl-nc", "uotrcl"};
+
+// Whether a JSON value is exactly of a field's type. nlohmann converts any number to any arithmetic type with a
+// plain cast, so it is checked first: a fraction in an integer field would be truncated, and a number out of the
+// field's range (1e300, or -1 for the unsigned seed) converted with undefined behaviour.
+template <typename T> bool holds(const Json& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v.is_boolean();
+  } else if constexpr (std::is_same_v<T, uint64_t>) {
+    return v.is_number_unsigned();
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    return v.is_number_integer() &&
+           !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()));
+  } else if constexpr (std::is_same_v<T, double>) {
+    return v.is_number();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return v.is_string();
+  } else {
+    static_assert(std::is_same_v<T, std::vector<int64_t>>, "a TrainConfig field of a type holds() does not know");
+    return v.is_array() && std::all_of(v.begin(), v.end(), [](const Json& x) { return holds<int64_t>(x); });
+  }
+}
+
+template <typename T> const char* type_name() {
+  if constexpr (std::is_same_v<T, bool>) return "true or false";
+  if constexpr (std::is_same_v<T, uint64_t>) return "a non-negative integer";
+  if constexpr (std::is_same_v<T, int64_t>) return "an integer";
+  if constexpr (std::is_same_v<T, double>) return "a number";
+  if constexpr (std::is_same_v<T, std::string>) return "a string";
+  return "a list of integers";
+}
 
 std::string join(const std::set<std::string>& s) {
   std::string out;
@@ -214,20 +246,28 @@ TrainConfig train_config_from_json(const std::string& text) {
   REMATCH_CHECK(j.is_object(), "train config: expected a JSON object");
   TrainConfig c;
   std::set<std::string> known;
-#define REMATCH_FROM_JSON(f)                                                                  \
-  known.insert(#f);                                                                           \
-  if (j.contains(#f) && !j[#f].is_null()) {                                                   \
-    try {                                                                                     \
-      j[#f].get_to(c.f);                                                                      \
-    } catch (const Json::exception& e) {                                                      \
-      REMATCH_FAIL("train config: field '", #f, "' has the wrong type: ", e.what());          \
-    }                                                                                         \
+#define REMATCH_FROM_JSON(f)                                                                              \
+  known.insert(#f);                                                                                       \
+  if (j.contains(#f) && !j[#f].is_null()) {                                                               \
+    REMATCH_CHECK(holds<decltype(c.f)>(j[#f]), "train config: field '", #f, "' has the wrong type: expected ", \
+                  type_name<decltype(c.f)>(), ", got ", j[#f].dump());                                    \
+    j[#f].get_to(c.f);                                                                                    \
   }
   REMATCH_TRAIN_CONFIG_FIELDS(REMATCH_FROM_JSON)
 #undef REMATCH_FROM_JSON
   for (const auto& [key, value] : j.items())
     REMATCH_CHECK(known.count(key), "train config: unknown field '", key, "'");
   return c;
+}
+
+TrainConfig resumed_train_config(const std::string& text, const std::string& path) {
+  try {
+    TrainConfig c = train_config_from_json(text);
+    resolve_defaults(c);
+    return c;
+  } catch (const Error& e) {
+    REMATCH_FAIL(path, ": ", e.what());
+  }
 }
 
 }  // namespace rematch::train

@@ -117,4 +117,9 @@ void resolve_defaults(TrainConfig& config);
 std::string to_json(const TrainConfig& config);
 TrainConfig train_config_from_json(const std::string& text);
 
+// The config.json text of a run being resumed, read from `path`: parsed, then checked as resolve_defaults
+// checks the flags of a new run (the file may have been edited or damaged since the run wrote it). Every error
+// names the file.
+TrainConfig resumed_train_config(const std::string& text, const std::string& path);
+
 }  // namespace rematch::train
