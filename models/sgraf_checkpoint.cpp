@@ -135,6 +135,13 @@ SgrafFile read_sgraf_file(const std::string& path) { return parse(path, false).f
 
 std::unique_ptr<SgrafModel> load_sgraf_model(const std::string& path, DType dtype) {
   Parsed p = parse(path, true);
+  // The config is only a claim until the weights load: a file of a few kB whose config asks for embed_size
+  // 30000 would have the model allocate tens of GB first. The file must hold at least as many values.
+  double held = 0;
+  for (const auto& [name, t] : p.state) held += static_cast<double>(t.numel());
+  const double needed = state_dict_size(p.file.config);
+  REMATCH_CHECK(needed <= held, "'", path, "' (", describe(p.file.config), "): that model has ", needed,
+                " values, but the file holds only ", held, " (the config does not describe the file's tensors)");
   auto model = std::make_unique<SgrafModel>(p.file.config, dtype);
   try {
     model->load_state_dict(p.state);

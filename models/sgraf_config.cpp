@@ -36,6 +36,21 @@ void validate(const SgrafConfig& c) {
   REMATCH_CHECK(c.dropout >= 0 && c.dropout < 1, "SGRAF model config: dropout must be in [0, 1), got ", c.dropout);
 }
 
+double state_dict_size(const SgrafConfig& c) {
+  const double V = c.vocab_size, I = c.img_dim, W = c.word_dim, d = c.embed_size, m = c.sim_dim,
+               R = c.num_regions;
+  const auto linear = [](double in, double out) { return in * out + out; };
+  const auto batch_norm = [](double channels) { return 4 * channels + 1; };  // weight, bias, running mean and var, count
+  const double image = linear(I, d);
+  const double text = V * W + 2 * (3 * d * W + 3 * d * d + 6 * d);  // embedding, Bi-GRU (two directions)
+  const double visual_sa = linear(d, d) + batch_norm(R) + linear(d, d) + batch_norm(d) + linear(d, 1);
+  const double text_sa = 2 * linear(d, d) + linear(d, 1);
+  const double similarity = 2 * linear(d, m) + linear(m, 1);
+  const double module = c.module == SimilarityModule::SGR ? static_cast<double>(c.sgr_step) * 3 * linear(m, m)
+                                                          : linear(m, 1) + batch_norm(1);
+  return image + text + visual_sa + text_sa + similarity + module;
+}
+
 std::string to_json(const SgrafConfig& c) {
   Json j = {{"model", "sgraf"},           {"module_name", module_name(c.module)},
             {"vocab_size", c.vocab_size}, {"img_dim", c.img_dim},

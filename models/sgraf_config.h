@@ -31,6 +31,11 @@ struct SgrafConfig {
 // An Error naming the first field out of range (sizes must be positive, dropout in [0, 1)).
 void validate(const SgrafConfig& config);
 
+// How many values the state dict of the model `config` describes holds (parameters and BatchNorm buffers),
+// computed from the shapes without building it — so that a file can be checked to hold that many before the
+// model is allocated. A double: a damaged config can describe more than int64 counts.
+double state_dict_size(const SgrafConfig& config);
+
 // {"model": "sgraf", "module_name": "SGR", "vocab_size": ..., "img_dim": ..., "word_dim": ...,
 //  "embed_size": ..., "sim_dim": ..., "num_regions": ..., "sgr_step": ..., "dropout": ...}
 std::string to_json(const SgrafConfig& config);

@@ -116,5 +116,21 @@ TEST_F(SgrafCheckpoint, UnsupportedOrMalformedFilesAreErrors) {
   EXPECT_THROWS_WITH(read_sgraf_file(path("vse.safetensors")), "vse.safetensors", "not an SGRAF");
 }
 
+// A 4 kB checkpoint whose model_config says embed_size 30000 had the model allocate 10.8 GB for the GRU before
+// its weights were read (libFuzzer's out-of-memory in fuzz/sgraf_checkpoint_fuzz; its input is kept in
+// fuzz/regressions/sgraf_checkpoint).
+TEST_F(SgrafCheckpoint, AConfigLargerThanTheFileIsAnErrorBeforeTheModelIsBuilt) {
+  SgrafModel model(small(SimilarityModule::SGR));
+  nn::Adam adam(model.parameters(), 2e-4);
+  nn::CheckpointInfo info = sgraf_checkpoint_info(model);
+  SgrafConfig huge = small(SimilarityModule::SGR);
+  huge.embed_size = 30000;
+  info.model_config = to_json(huge);
+  nn::save_training_checkpoint(path("huge.safetensors"), model, adam, nullptr, info);
+  EXPECT_EQ(read_sgraf_file(path("huge.safetensors")).config.embed_size, 30000);
+  EXPECT_THROWS_WITH(load_sgraf_model(path("huge.safetensors")), "huge.safetensors", "embed=30000",
+                     "that model has 9.00", "values, but the file holds only");
+}
+
 }  // namespace
 }  // namespace rematch::models

@@ -2,6 +2,7 @@
 // the bad field.
 #include "models/sgraf_config.h"
 
+#include "models/sgraf_model.h"
 #include "test_util.h"
 
 namespace rematch::models {
@@ -17,6 +18,25 @@ TEST(SgrafConfig, DefaultsAreTheOfficialFlags) {
   EXPECT_EQ(c.num_regions, 36);
   EXPECT_EQ(c.sgr_step, 3);
   EXPECT_DOUBLE_EQ(c.dropout, 0.4);
+}
+
+// What load_sgraf_model checks a file against before it allocates the model: the size of the real state dict.
+TEST(SgrafConfig, StateDictSizeIsTheModels) {
+  for (SimilarityModule module : {SimilarityModule::SGR, SimilarityModule::SAF})
+    for (int64_t steps : {1, 3}) {
+      SgrafConfig c;
+      c.module = module;
+      c.vocab_size = 11;
+      c.img_dim = 7;
+      c.word_dim = 5;
+      c.embed_size = 6;
+      c.sim_dim = 4;
+      c.num_regions = 3;
+      c.sgr_step = steps;
+      int64_t n = 0;
+      for (const auto& [name, t] : SgrafModel(c).state_dict()) n += t.numel();
+      EXPECT_EQ(state_dict_size(c), static_cast<double>(n)) << module_name(module) << " steps " << steps;
+    }
 }
 
 TEST(SgrafConfig, JsonRoundTrip) {
