@@ -239,7 +239,11 @@ void L2rmMethod::load_state(const TrainingState& s) {
   PairsMethod::load_state(s);
   s.get_module("cost_net.", *cost_net_);
   s.get_optimizer("cost_optim.", *cost_optimizer_);
-  queue_ = to(s.get_tensor("l2rm.queue"), device_);
+  // Sizes and positions are checked against this run: a damaged checkpoint must not index past the data.
+  const Tensor queue = s.get_tensor("l2rm.queue");
+  REMATCH_CHECK(queue.sizes() == queue_.sizes() && queue.dtype() == queue_.dtype(), s.source(), ": 'l2rm.queue' is ",
+                queue.describe(), ", this run's image queue is ", queue_.describe());
+  queue_ = to(queue, device_);
   const std::vector<int64_t> clean = s.get_int_vector("l2rm.clean");
   clean_.assign(clean.begin(), clean.end());
   noisy_cycle_ = s.get_int("l2rm.noisy_cycle");
@@ -249,7 +253,12 @@ void L2rmMethod::load_state(const TrainingState& s) {
     epoch_info_.phase = "warmup";
     return;
   }
+  REMATCH_CHECK(clean_.size() == data_.correspondence.clean.size(), s.source(), ": 'l2rm.clean' has ", clean_.size(),
+                " entries for ", data_.correspondence.clean.size(), " training captions");
   build_loaders(epoch_);  // the noisy plan of the saved cycle, the clean plan of the epoch
+  REMATCH_CHECK(noisy_cursor_ >= 0 && noisy_cursor_ <= static_cast<int64_t>(noisy_plan_.size()), s.source(),
+                ": 'l2rm.noisy_cursor' is ", noisy_cursor_, ", outside the ", noisy_plan_.size(),
+                " batches of the mismatched pairs' plan");
   epoch_info_ = EpochInfo{"main", static_cast<int64_t>(plan_.size()), {}};
   for (const auto& [key, value] : s.entries())
     if (key.rfind("l2rm.stat.", 0) == 0) epoch_info_.stats[key.substr(10)] = s.get_double(key);
