@@ -12,7 +12,8 @@
 namespace rematch::models {
 namespace {
 
-const Tensor& buffer(const nn::Module& m, const std::string& name) {
+// By value: named_buffers() returns a new list each call, so a reference into it would dangle.
+Tensor buffer(const nn::Module& m, const std::string& name) {
   for (const auto& [n, t] : m.named_buffers())
     if (n == name) return t;
   throw std::runtime_error("no buffer " + name);

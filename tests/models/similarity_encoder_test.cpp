@@ -29,7 +29,8 @@ Tensor padded_words(const std::vector<int64_t>& len, int64_t L, int64_t d, uint3
   return mul(test::unit_rows({static_cast<int64_t>(len.size()), L, d}, seed), mask);
 }
 
-const Tensor& buffer(const nn::Module& m, const std::string& name) {
+// By value: named_buffers() returns a new list each call, so a reference into it would dangle.
+Tensor buffer(const nn::Module& m, const std::string& name) {
   for (const auto& [n, t] : m.named_buffers())
     if (n == name) return t;
   throw std::runtime_error("no buffer " + name);
