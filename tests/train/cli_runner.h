@@ -2,6 +2,7 @@
 // argument list, its exit code and what it wrote to stdout and stderr.
 #pragma once
 
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,6 +34,15 @@ inline std::vector<std::string> operator+(std::vector<std::string> a,
                                           const std::vector<std::string> &b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
+}
+
+// The metric lines of a run folder as text: equal text = equal numbers.
+inline std::vector<std::string> metric_lines(const std::string &run_dir) {
+  std::ifstream f(run_dir + "/metrics.jsonl");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(f, line);)
+    lines.push_back(line);
+  return lines;
 }
 
 } // namespace rematch::cli::test

@@ -24,14 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 using test::CliResult;
 using test::operator+;
+using test::metric_lines;
 using test::run_cli;
-
-std::vector<std::string> metric_lines(const std::string& run_dir) {
-  std::ifstream f(run_dir + "/metrics.jsonl");
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(f, line);) lines.push_back(line);
-  return lines;
-}
 
 // What a failed run must leave: no temporary file, a metrics log of whole lines, and a checkpoint_latest that
 // loads and holds the end of `epoch` (0-based).

@@ -29,15 +29,8 @@ namespace {
 
 using test::CliResult;
 using test::operator+;
+using test::metric_lines;
 using test::run_cli;
-
-// The metric lines of a run folder as text: equal text = equal numbers.
-std::vector<std::string> metric_lines(const std::string& run_dir) {
-  std::ifstream f(run_dir + "/metrics.jsonl");
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(f, line);) lines.push_back(line);
-  return lines;
-}
 
 // `args` with the value of `flag` replaced.
 std::vector<std::string> with_flag(std::vector<std::string> args, const std::string& flag, const std::string& value) {
