@@ -86,13 +86,26 @@ TEST_F(Labeled, MissingFilesAndDatasetsAreNamed) {
   EXPECT_THROWS_WITH(load_labeled_npy(dir_.string(), 0), path("test_imgs.npy"), "does not exist");
 }
 
-// Found by fuzz/labeled_h5_fuzz (the input is kept in fuzz/regressions): dataset valid_texts claims 2^53 elements
-// in 16 bytes of storage, and the reader allocated memory for them first (ASan: allocation-size-too-big).
+// Found by fuzz/labeled_h5_fuzz (inputs kept in fuzz/regressions): dataset valid_texts claims 2^53 elements in 16
+// bytes of storage, and the reader allocated memory for them first (ASan: allocation-size-too-big); a compact
+// dataset of 5 labels with no bytes stored made libhdf5 copy from a null pointer (SEGV).
 TEST_F(Labeled, DatasetsLargerThanTheFileAreErrors) {
   const std::string file =
       std::string(REMATCH_FIXTURES) + "/../../fuzz/regressions/labeled_h5/huge_dataset_not_in_file.h5";
   EXPECT_THROWS_WITH(load_labeled_h5(file, 0), "huge_dataset_not_in_file.h5", "dataset 'valid_texts'",
-                     "declares 9007199254740992 elements but holds only 16 bytes");
+                     "declares 9007199254740992 elements but holds 16 bytes");
+  const std::string compact =
+      std::string(REMATCH_FIXTURES) + "/../../fuzz/regressions/labeled_h5/compact_dataset_without_data.h5";
+  EXPECT_THROWS_WITH(load_labeled_h5(compact, 0), "compact_dataset_without_data.h5", "dataset 'test_imgs_labels'",
+                     "declares 5 elements but holds 0 bytes");
+}
+
+// Found by fuzz/labeled_h5_fuzz in CI's first run: train_texts_labels stored as an 8-byte integer whose
+// significant bits start at bit 16384; libhdf5 converted it by reading far past its buffer (SIGBUS).
+TEST_F(Labeled, MalformedNumberTypesAreErrors) {
+  const std::string file = std::string(REMATCH_FIXTURES) + "/../../fuzz/regressions/labeled_h5/bad_bit_offset.h5";
+  EXPECT_THROWS_WITH(load_labeled_h5(file, 0), "bad_bit_offset.h5", "dataset 'train_texts_labels'",
+                     "malformed integer type (8 bytes, 0 bits from bit 16384)");
 }
 
 TEST_F(Labeled, NonIntegralLabelsAndDisagreeingRowCountsAreErrors) {
