@@ -140,15 +140,31 @@ struct Header {
   uint64_t data_start = 0;
 };
 
+// What torch.save writes: a zip archive (torch >= 1.6, "PK\x03\x04") or, with the legacy format, a pickle
+// stream opening with the PROTO opcode 0x80 and protocol 2..5. Read as a safetensors header length, either is
+// far beyond the file, so such a file is named for what it is, with the command that converts it.
+const char* pytorch_kind(const unsigned char* b, uint64_t n) {
+  if (n >= 4 && b[0] == 'P' && b[1] == 'K' && b[2] == 3 && b[3] == 4) return "a zip archive as torch.save writes it";
+  if (n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5) return "a pickle as the legacy torch.save writes it";
+  return nullptr;
+}
+
 Header read_header(const io::ReadFile& file) {
   const std::string& path = file.path();
   const uint64_t file_size = file.size();
   unsigned char len_bytes[8] = {};
-  if (file_size < 8 || file.read_at(len_bytes, 8, 0) != 8)
-    load_fail(path, "truncated: the file holds " + std::to_string(file_size) +
-                        " bytes, fewer than the 8-byte header length");
+  const uint64_t head = file_size < 8 ? 0 : file.read_at(len_bytes, 8, 0);
   uint64_t header_len = 0;
   for (int i = 0; i < 8; ++i) header_len |= uint64_t(len_bytes[i]) << (8 * i);
+  // Only a header that cannot be one is looked at again: a 640-byte safetensors header also begins 0x80 0x02.
+  const char* kind = head == 8 && header_len > file_size - 8 ? pytorch_kind(len_bytes, head) : nullptr;
+  if (kind)
+    load_fail(path, std::string("this is a PyTorch checkpoint (") + kind + "), not a safetensors file; convert it "
+                    "first with: /usr/bin/python3 tools/convert_pth.py " + path + " OUT.safetensors" +
+                    " (add --model A or --model B for an NCR checkpoint)");
+  if (head != 8)
+    load_fail(path, "truncated: the file holds " + std::to_string(file_size) +
+                        " bytes, fewer than the 8-byte header length");
   if (header_len > file_size - 8)
     load_fail(path, "the header length " + std::to_string(header_len) + " runs past the end of the file (" +
                         std::to_string(file_size) + " bytes): the file is truncated or not a safetensors file");

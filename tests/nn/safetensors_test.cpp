@@ -163,5 +163,25 @@ TEST_F(Safetensors, TruncatedFilesAreDetected) {
   EXPECT_THROWS_WITH(load_safetensors(path("nope.safetensors")), "nope.safetensors", "cannot open");
 }
 
+// issue 16: a PyTorch checkpoint given where a safetensors file belongs is named for what it is, with the
+// command that converts it, rather than "the header length ... runs past the end of the file".
+TEST_F(Safetensors, PytorchCheckpointsAreNamedWithTheConvertCommand) {
+  const std::string convert = "convert it first with: /usr/bin/python3 tools/convert_pth.py ";
+  const std::string zip = path("model_best.pth.tar");  // torch >= 1.6: a zip archive
+  std::ofstream(zip, std::ios::binary) << std::string("PK\x03\x04\x14\x00\x00\x00\x08\x00archive/data.pkl", 26);
+  EXPECT_THROWS_WITH(load_safetensors(zip), "this is a PyTorch checkpoint (a zip archive",
+                     convert + zip + " OUT.safetensors");
+  EXPECT_THROWS_WITH(read_safetensors_metadata(zip), "PyTorch checkpoint", convert + zip);
+  for (char protocol : {'\x02', '\x04', '\x05'}) {  // the legacy pickle format: PROTO opcode, protocol
+    const std::string pickle = path("legacy.pth");
+    std::ofstream(pickle, std::ios::binary) << std::string("\x80") + protocol + "}q(X" "\x05" "epochq";
+    EXPECT_THROWS_WITH(load_safetensors(pickle), "a pickle as the legacy torch.save writes it", convert + pickle);
+  }
+  // A real safetensors file whose 640-byte header length also begins with the bytes 0x80 0x02 still loads.
+  const std::string padded = "{\"__metadata__\":{\"pad\":\"" + std::string(640 - 27, 'x') + "\"}}";
+  ASSERT_EQ(padded.size(), 640u);
+  EXPECT_EQ(load_safetensors(raw_file(padded, "")).metadata.at("pad").size(), 613u);
+}
+
 }  // namespace
 }  // namespace rematch::nn
