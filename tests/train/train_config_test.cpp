@@ -45,6 +45,28 @@ TEST(TrainConfig, L2rmPresetsFollowTheScripts) {
   EXPECT_EQ(cc.mask_positives, "off");  // the code forces noise_ratio = 0 on CC152K
 }
 
+// One rule for L2RM's positives mask (issue 15 point 6): auto is on iff noise is injected — a --noise_ratio > 0
+// or a --noise_file (which injects its index whatever the ratio) — and config.json records on or off.
+TEST(TrainConfig, L2rmPositivesMaskIsOnIffNoiseIsInjected) {
+  auto mask = [](double ratio, const std::string& file, const std::string& preset, const std::string& flag) {
+    TrainConfig c = base("l2rm", preset);
+    c.noise_ratio = ratio;
+    c.noise_file = file;
+    c.mask_positives = flag;
+    resolve_defaults(c);
+    return c.mask_positives;
+  };
+  EXPECT_EQ(mask(0.2, "", "f30k", "auto"), "on");
+  EXPECT_EQ(mask(0, "", "f30k", "auto"), "off");
+  EXPECT_EQ(mask(0, "noise_index/f30k_precomp_0.2.npy", "f30k", "auto"), "on");  // the file injects noise
+  EXPECT_EQ(mask(0, "", "cc152k", "auto"), "off");  // real noise, none injected (the code forces noise_ratio 0)
+  EXPECT_EQ(mask(0.2, "", "f30k", "off"), "off");   // Table 3: w/o positives masked
+  EXPECT_EQ(mask(0, "", "cc152k", "on"), "on");
+  TrainConfig rcl = base("rcl");
+  resolve_defaults(rcl);
+  EXPECT_EQ(rcl.mask_positives, "auto");  // not an L2RM run: nothing to resolve
+}
+
 TEST(TrainConfig, RclCocoUsesTheOptsDefaultLearningRate) {
   TrainConfig f30k = base("rcl", "f30k");
   resolve_defaults(f30k);

@@ -60,7 +60,9 @@ void add_flags(CLI::App& cmd, TrainConfig& c) {
   opt("ot_tol", c.ot_tol, "Sinkhorn stop: L2 change of the potential (L2RM's rule)")->capture_default_str();
   opt("split_loss", c.split_loss, "L2RM per-sample loss: mean (code) | hardest (paper Eq. 4)")->capture_default_str();
   opt("rce_label", c.rce_label, "L2RM RCE label: code (I + 1e-7) | paper (clipped)")->capture_default_str();
-  opt("mask_positives", c.mask_positives, "L2RM OT mask of the given pairs: auto (on iff noise) | on | off")
+  opt("mask_positives", c.mask_positives,
+      "L2RM OT mask of the given pairs: auto (on iff noise is injected: --noise_ratio > 0 or --noise_file; so off "
+      "on CC152K, as the code) | on | off (Table 3's w/o positives masked)")
       ->capture_default_str();
   opt("rematch_loss", c.rematch_loss, "L2RM rematch loss: sym_kl | kl | soft_infonce | js")->capture_default_str();
   opt("dummy_costs", c.dummy_costs, "L2RM dummy costs: shifted (same plan, float32-safe) | l2rm (ξ = 100 max C)")

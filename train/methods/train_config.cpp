@@ -178,8 +178,14 @@ void resolve_defaults(TrainConfig& c) {
     uotrcl_defaults(c);
   else
     rcsl_defaults(c);
-  // CC152K carries real noise: the L2RM code forces noise_ratio = 0 there, which turns the positives mask off.
-  if (c.method == "l2rm" && c.preset == "cc152k" && c.mask_positives == "auto") c.mask_positives = "off";
+  // L2RM's positives mask, one rule: `auto` masks the given pairs iff this run injects mismatches, i.e.
+  // --noise_ratio > 0 or a --noise_file (which overrides generation, data/noise.h). The code's test is
+  // `noise_ratio != 0` (SPEC-methods §1.5 step 4), and there noise_ratio != 0 is exactly when a noise index is
+  // loaded or drawn (data.py: `if noise_ratio:`); rematch takes a file whatever the ratio, so the code's
+  // meaning is "noise injected", not the number. CC152K carries real noise and injects none (the code even
+  // forces noise_ratio = 0 there), so its preset runs with the mask off. config.json records on or off.
+  if (c.method == "l2rm" && c.mask_positives == "auto")
+    c.mask_positives = c.noise_ratio > 0 || !c.noise_file.empty() ? "on" : "off";
   if (c.noise_seed < 0) c.noise_seed = static_cast<int64_t>(c.seed);
   set_if_unset(c.grad_clip, 2.0);  // SGRAF-lineage and RCSL code clip the global norm at 2
 

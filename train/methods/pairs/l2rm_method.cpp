@@ -18,10 +18,12 @@ namespace {
 // loader has more batches, SPEC-methods §1.1): a plan index of its own per (epoch, cycle).
 int64_t noisy_plan_index(int64_t epoch, int64_t cycle) { return epoch * 4096 + cycle; }
 
+// resolve_defaults turns --mask_positives auto into on or off by one rule (on iff noise is injected,
+// train_config.cpp, SPEC-methods §1.5 step 4); the method only reads the result.
 bool positives_masked(const TrainConfig& c) {
-  if (c.mask_positives == "on") return true;
-  if (c.mask_positives == "off") return false;
-  return c.noise_ratio != 0 || !c.noise_file.empty();  // the code: mask iff noise_ratio ≠ 0 (§1.5 step 4)
+  REMATCH_CHECK(c.mask_positives == "on" || c.mask_positives == "off", "l2rm: --mask_positives is '",
+                c.mask_positives, "', expected on or off (resolve_defaults resolves auto)");
+  return c.mask_positives == "on";
 }
 
 }  // namespace
