@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tensor/creation.h"
 #include "tensor/file_io.h"
@@ -43,19 +44,60 @@ const char* npy_descr(DType t) {
   return "?";
 }
 
+constexpr char kHalfDescr[] = "<f2";  // IEEE binary16: widened to float32 on load (there is no float16 DType)
+
 DType dtype_from_descr(const std::string& descr, const std::string& path) {
   for (DType t : {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool, DType::UInt8})
     if (descr == npy_descr(t)) return t;
+  if (descr == kHalfDescr) return DType::Float32;
   if (descr.size() > 2 && descr[0] == '>')
     load_fail(path, "big-endian data ('" + descr + "') is not supported; re-save it little-endian, e.g. with "
                     "arr.astype('<" + descr.substr(1) + "')");
-  load_fail(path, "unsupported dtype '" + descr + "' (supported: <f4 <f8 <i4 <i8 |b1 |u1)");
+  load_fail(path, "unsupported dtype '" + descr + "' (supported: <f2 <f4 <f8 <i4 <i8 |b1 |u1)");
 }
 
 struct NpyHeader {
-  DType dtype = DType::Float32;
+  DType dtype = DType::Float32;  // of the tensor returned (float32 for <f2 data)
   Shape shape;
+  std::string descr;
+  bool fortran_order = false;
+  size_t file_itemsize() const { return descr == kHalfDescr ? 2 : dtype_size(dtype); }
 };
+
+// Column-major strides: the first index varies fastest.
+Shape fortran_strides(const Shape& sizes) {
+  Shape strides(sizes.size());
+  int64_t step = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    strides[i] = step;
+    step *= std::max<int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+// IEEE 754 binary16 to binary32, exactly (every half value is a float value).
+float half_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t(h >> 15) << 31, exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+  uint32_t bits;
+  if (exponent == 0x1F) {
+    bits = sign | 0x7F800000u | (mantissa << 13);  // inf, nan
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);  // rebias 15 -> 127
+  } else if (mantissa == 0) {
+    bits = sign;  // +-0
+  } else {  // subnormal half: normalise
+    int shift = 0;
+    uint32_t m = mantissa;
+    while (!(m & 0x400)) {
+      m <<= 1;
+      ++shift;
+    }
+    bits = sign | (uint32_t(113 - shift) << 23) | ((m & 0x3FF) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
 
 // A parser for exactly the dict literal numpy writes: string keys, and values that are strings,
 // True/False, or tuples of non-negative integers. Anything else is reported with the header text.
@@ -93,9 +135,8 @@ class HeaderParser {
     if (pos_ != s_.size()) fail("text after the closing '}'");
     if (!have_descr || !have_order || !have_shape)
       fail("the header lacks one of the keys 'descr', 'fortran_order', 'shape'");
-    if (fortran)
-      load_fail(path_, "Fortran-order (column-major) data is not supported; re-save it with "
-                       "np.ascontiguousarray(arr)");
+    h.fortran_order = fortran;
+    h.descr = descr;
     h.dtype = dtype_from_descr(descr, path_);
     return h;
   }
@@ -175,12 +216,14 @@ void check_bool_bytes(const void* data, int64_t n, const std::string& path) {
                           " (expected 0 or 1)");
 }
 
-}  // namespace
+// The validated header of an open file and where its data starts.
+struct NpyLayout {
+  NpyHeader header;
+  size_t data_start = 0, numel = 0, nbytes = 0;  // nbytes as stored in the file
+};
 
-Tensor load_npy(const std::string& path, int64_t mmap_min_bytes) {
-  const io::ReadFile file(path, "load_npy");
+NpyLayout read_layout(const io::ReadFile& file, const std::string& path) {
   const size_t file_size = static_cast<size_t>(file.size());
-
   unsigned char prefix[12] = {};
   const size_t got = file.read_at(prefix, sizeof(prefix), 0);
   if (file_size == 0) load_fail(path, "truncated header: the file is empty");
@@ -200,8 +243,12 @@ Tensor load_npy(const std::string& path, int64_t mmap_min_bytes) {
                         " bytes but the file ends after " + std::to_string(file_size - header_start));
   std::string text(header_len, '\0');
   file.read_at(text.data(), header_len, header_start);
-  const NpyHeader h = HeaderParser(std::move(text), path).parse();
+  NpyLayout l;
+  l.header = HeaderParser(std::move(text), path).parse();
+  const NpyHeader& h = l.header;
 
+  // Checked with the returned dtype's size (float32 for <f2), which is at least the stored one: the tensor
+  // built must fit too.
   const size_t itemsize = dtype_size(h.dtype);
   // The product of the non-zero dimensions must fit: with a 0 the tensor is empty, but its strides are still
   // products of the other dimensions (and int64).
@@ -216,14 +263,46 @@ Tensor load_npy(const std::string& path, int64_t mmap_min_bytes) {
       extent *= static_cast<size_t>(d);
     }
   }
-  const size_t numel = empty_shape ? 0 : extent;
-  const size_t nbytes = numel * itemsize;
-  const size_t data_start = header_start + header_len;
-  if (file_size - data_start < nbytes)
-    load_fail(path, "truncated data: shape " + shape_str(h.shape) + " of " + dtype_name(h.dtype) + " needs " +
-                        std::to_string(nbytes) + " bytes but the file holds " +
-                        std::to_string(file_size - data_start) + " after the header");
+  l.numel = empty_shape ? 0 : extent;
+  l.nbytes = l.numel * h.file_itemsize();
+  l.data_start = header_start + header_len;
+  if (file_size - l.data_start < l.nbytes)
+    load_fail(path, "truncated data: shape " + shape_str(h.shape) + " of " + h.descr + " needs " +
+                        std::to_string(l.nbytes) + " bytes but the file holds " +
+                        std::to_string(file_size - l.data_start) + " after the header");
+  return l;
+}
 
+// The stored element order as strides: C order, or column-major for fortran_order (a strided view, as numpy
+// itself loads such a file; kernels::contiguous makes it row-major when a caller needs that).
+Shape file_strides(const NpyHeader& h) {
+  return h.fortran_order ? fortran_strides(h.shape) : contiguous_strides(h.shape);
+}
+
+}  // namespace
+
+NpyHeaderInfo read_npy_header(const std::string& path) {
+  const io::ReadFile file(path, "load_npy");
+  const NpyHeader h = read_layout(file, path).header;
+  return {h.descr, h.fortran_order, h.shape};
+}
+
+Tensor load_npy(const std::string& path, int64_t mmap_min_bytes) {
+  const io::ReadFile file(path, "load_npy");
+  const NpyLayout l = read_layout(file, path);
+  const NpyHeader& h = l.header;
+  const size_t nbytes = l.nbytes, numel = l.numel, data_start = l.data_start;
+
+  if (h.descr == kHalfDescr) {  // widened element by element into a new float32 buffer
+    std::vector<uint16_t> halves(numel);
+    if (file.read_at(halves.data(), nbytes, data_start) != nbytes)
+      load_fail(path, "truncated data: the file shrank while it was being read");
+    Tensor t = empty({static_cast<int64_t>(numel)}, DType::Float32, Device::cpu());
+    float* out = static_cast<float*>(t.raw_data());
+    for (size_t i = 0; i < numel; ++i) out[i] = half_to_float(halves[i]);
+    return make_tensor(t.storage(), h.shape, file_strides(h), 0, DType::Float32);
+  }
+  const size_t itemsize = dtype_size(h.dtype);
   const bool map = mmap_min_bytes >= 0 && nbytes > 0 && nbytes >= static_cast<size_t>(mmap_min_bytes) &&
                    data_start % itemsize == 0;  // a misaligned start would give misaligned elements
   if (map) {
@@ -236,13 +315,13 @@ Tensor load_npy(const std::string& path, int64_t mmap_min_bytes) {
     auto storage = std::make_shared<Storage>(data, nbytes, Device::cpu(),
                                              [base, map_len](void*) { ::munmap(base, map_len); });
     if (h.dtype == DType::Bool) check_bool_bytes(data, static_cast<int64_t>(numel), path);
-    return make_tensor(std::move(storage), h.shape, contiguous_strides(h.shape), 0, h.dtype);
+    return make_tensor(std::move(storage), h.shape, file_strides(h), 0, h.dtype);
   }
-  Tensor t = empty(h.shape, h.dtype, Device::cpu());
+  Tensor t = empty({static_cast<int64_t>(numel)}, h.dtype, Device::cpu());
   if (file.read_at(t.raw_data(), nbytes, data_start) != nbytes)
     load_fail(path, "truncated data: the file shrank while it was being read");
   if (h.dtype == DType::Bool) check_bool_bytes(t.raw_data(), static_cast<int64_t>(numel), path);
-  return t;
+  return make_tensor(t.storage(), h.shape, file_strides(h), 0, h.dtype);
 }
 
 namespace {

@@ -1,6 +1,6 @@
 """Writes the .npy fixtures of tests/tensor/npy_test.cpp into tests/fixtures/npy/ with numpy itself, so the
 reader is tested against files numpy produced (format versions 1.0, 2.0 and 3.0) and the error paths
-against real Fortran-order, big-endian and int8 files.
+against real big-endian and int8 files; Fortran-order and float16 files load.
 
 Run from the repository root:  /usr/bin/python3 tests/reference/npy_fixtures.py
 The values are exactly representable, so the test compares them exactly.
@@ -36,8 +36,13 @@ def main():
     # Formats 2.0 (4-byte header length) and 3.0 (utf8 header), forced for small arrays.
     save_version("v2_f4.npy", np.array([[0.25, -0.5], [8.0, 1024.0]], dtype="<f4"), (2, 0))
     save_version("v3_i8.npy", np.arange(5, dtype="<i8") - 2, (3, 0))
-    # Inputs the reader must refuse with a message.
+    # Files as they are found (issue 16): float16 (normal, subnormal, signed zero, infinities, largest and
+    # smallest values) is widened to float32; Fortran order (np.save(p, sims.T)) loads as a strided view.
+    save("v1_f2.npy", np.array([[1.5, -2.0, 65504.0, 6.1035156e-05], [5.9604645e-08, -0.0, np.inf, -np.inf]],
+                               dtype="<f2"))
     save("fortran_f4.npy", np.asfortranarray(np.arange(6, dtype="<f4").reshape(2, 3)))
+    save("fortran_f2_3d.npy", np.asfortranarray((np.arange(24, dtype="<f2") - 7).reshape(2, 3, 4) / 4))
+    # Inputs the reader must refuse with a message.
     save("big_endian_f4.npy", np.arange(3, dtype=">f4"))
     save("int8.npy", np.arange(3, dtype="|i1"))
 
