@@ -4,9 +4,14 @@
 // without one) the CPU's metrics.
 #include "train/cli/eval_checkpoint.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "sgraf_cli_fixture.h"
 #include "tensor/device.h"
 #include "tensor/tensor.h"
+#include "tensor/npy.h"
 #include "test_util.h"
 #include "train/eval/retrieval_metrics.h"
 
@@ -44,12 +49,14 @@ TEST_F(SgrafCliTest, ScoreSplitReportsCaptionsPerImage) {
   o.split = "dev";
   o.block_images = 2;
   o.block_captions = 4;
-  const ScoredSplit s = score_split(o);
+  std::ostringstream log;
+  const ScoredSplit s = score_split(o, log);
+  EXPECT_EQ(log.str(), "rematch: vocabulary " + path("synth") + "/vocab/synth_precomp_vocab.json\n");
   EXPECT_EQ(s.sims.sizes(), (Shape{3, 15}));
   EXPECT_EQ(s.captions_per_image, 5);
   for (float v : s.sims.to_vector<float>()) EXPECT_TRUE(v > 0 && v < 1);
   o.data_path.clear();
-  EXPECT_THROW(score_split(o), UsageError);
+  EXPECT_THROW(score_split(o, log), UsageError);
 }
 
 TEST_F(SgrafCliTest, EvalNeedsExactlyOneSource) {
@@ -103,6 +110,110 @@ TEST_F(SgrafCliTest, EvalCheckpointOnCudaEqualsEvalOfTheCudaScores) {
   const CliResult from_ckpt = run_cli(std::vector<std::string>{"eval", "--json"} + on_gpu + data_flags());
   ASSERT_EQ(from_ckpt.code, kExitOk) << from_ckpt.err;
   EXPECT_EQ(from_ckpt.out, from_sims.out);
+}
+
+// issue 16: --checkpoint takes one model, SGR+SAF (SGRAF) or NCR's two SGR models, and refuses the rest
+// (before reading any data) with the rule, naming the flag.
+TEST_F(SgrafCliTest, CheckpointTakesWhatItsHelpSaysAndNothingElse) {
+  const std::string sgr = init("SGR", "sgr.safetensors"), sgr_b = init("SGR", "sgr_b.safetensors", "5");
+  const std::string saf = init("SAF", "saf.safetensors", "3"), saf_b = init("SAF", "saf_b.safetensors", "4");
+  const std::string rule = "--checkpoint takes one SGR or SAF model, an SGR and a SAF model (SGRAF, scores averaged), "
+                           "or NCR's two SGR models A and B (scores averaged)";
+  const auto eval = [&](const std::vector<std::string>& files) {
+    std::vector<std::string> args = {"eval"};
+    for (const std::string& f : files) args = args + std::vector<std::string>{"--checkpoint", f};
+    return run_cli(args + data_flags());
+  };
+  for (const auto& [files, problem] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{sgr, saf, sgr_b}, "; got 3 files"},
+           {{saf, saf_b}, "; got two SAF models (" + saf + ", " + saf_b + ")"},
+           {{sgr, sgr}, "; got the file " + sgr + " twice"}}) {
+    const CliResult r = eval(files);
+    EXPECT_EQ(r.code, kExitUsage);
+    EXPECT_NE(r.err.find(rule + problem), std::string::npos) << r.err;
+  }
+  const CliResult ncr = eval({sgr, sgr_b});
+  ASSERT_EQ(ncr.code, kExitOk) << ncr.err;
+  EXPECT_NE(ncr.out.find("NCR (SGR models A and B averaged) on synth_precomp/test"), std::string::npos) << ncr.out;
+  const CliResult help = run_cli({"eval", "--help"});
+  EXPECT_NE(help.out.find("Twice: an SGR and a SAF model give SGRAF, or NCR's two"), std::string::npos) << help.out;
+}
+
+// issue 16: an unconverted PyTorch checkpoint is named as one, with the convert command.
+TEST_F(SgrafCliTest, PytorchCheckpointGetsTheConvertCommand) {
+  std::ofstream(path("model_best.pth.tar"), std::ios::binary) << std::string("PK\x03\x04\x14\x00\x00\x00", 8)
+                                                            << "archive/data.pkl";
+  const CliResult r = run_cli(std::vector<std::string>{"score", "--checkpoint", path("model_best.pth.tar"), "--out",
+                                                       path("S.npy")} + data_flags());
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_NE(r.err.find("this is a PyTorch checkpoint (a zip archive as torch.save writes it), not a safetensors "
+                       "file; convert it first with: /usr/bin/python3 tools/convert_pth.py " +
+                       path("model_best.pth.tar") + " OUT.safetensors"),
+            std::string::npos)
+      << r.err;
+}
+
+// issue 16: features as they are found (float64 here) score exactly as float32 ones, said once on stderr;
+// a trailing slash in --data_name changes nothing; the vocabulary used is printed, ./vocab as the last place.
+TEST_F(SgrafCliTest, FeaturesAndPathsAsTheyAreFound) {
+  const std::string sgr = init("SGR", "sgr.safetensors");
+  ASSERT_EQ(run_cli(std::vector<std::string>{"score", "--checkpoint", sgr, "--out", path("S32.npy")} + data_flags())
+                .code,
+            kExitOk);
+  const std::string ims = path("synth/synth_precomp/test_ims.npy");
+  save_npy(ims, kernels::cast(load_npy(ims), DType::Float64));
+  const std::filesystem::path previous = std::filesystem::current_path();
+  std::filesystem::rename(path("synth/vocab"), path("vocab"));
+  std::filesystem::current_path(dir_);  // the vocabulary is now only in ./vocab
+  const CliResult r = run_cli({"score", "--checkpoint", sgr, "--out", path("S64.npy"), "--data_path", path("synth"),
+                               "--data_name", "synth_precomp/"});
+  std::filesystem::current_path(previous);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.err, "rematch: vocabulary ./vocab/synth_precomp_vocab.json\nrematch: note: image features '" +
+                       path("synth") + "/synth_precomp/test_ims.npy': float64 converted to float32 (the models "
+                       "compute in float32) on load\n");
+  EXPECT_NE(r.out.find("SGR on synth_precomp/test:"), std::string::npos) << r.out;
+  EXPECT_EQ(load_npy(path("S64.npy")).to_vector<float>(), load_npy(path("S32.npy")).to_vector<float>());
+}
+
+// issue 16: eval --sims takes float16 and column-major (np.save(p, S.T)) matrices, saying so on stderr.
+TEST_F(SgrafCliTest, EvalSimsTakesFortranOrderAndFloat16) {
+  const std::string sgr = init("SGR", "sgr.safetensors");
+  ASSERT_EQ(run_cli(std::vector<std::string>{"score", "--checkpoint", sgr, "--out", path("S.npy")} + data_flags()).code,
+            kExitOk);
+  const CliResult c_order = run_cli({"eval", "--sims", path("S.npy"), "--json"});
+  // The same matrix written column-major: the transpose's storage, with fortran_order True in the header.
+  const Tensor s = load_npy(path("S.npy"));
+  save_npy(path("ST.npy"), kernels::contiguous(kernels::transpose(s, 0, 1)));
+  std::string bytes;
+  {
+    std::ifstream in(path("ST.npy"), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string c_header = "'fortran_order': False, 'shape': (20, 4), }";
+  ASSERT_NE(bytes.find(c_header), std::string::npos);
+  bytes.replace(bytes.find(c_header), c_header.size(), "'fortran_order': True, 'shape': (4, 20),  }");
+  std::ofstream(path("F.npy"), std::ios::binary) << bytes;
+  const CliResult fortran = run_cli({"eval", "--sims", path("F.npy"), "--json"});
+  ASSERT_EQ(fortran.code, kExitOk) << fortran.err;
+  EXPECT_EQ(fortran.out, c_order.out);
+  EXPECT_EQ(fortran.err, "rematch: note: --sims '" + path("F.npy") +
+                             "': Fortran (column-major) order made row-major on load\n");
+  // float16: widened exactly, so the metrics are those of the float32 matrix of the same (rounded) values.
+  const std::string header = "{'descr': '<f2', 'fortran_order': False, 'shape': (4, 20), }";
+  std::string f2 = std::string("\x93NUMPY\x01\x00", 8);
+  const size_t len = 128 - 10;  // magic, version and length field take 10 bytes; the data starts at 128
+  f2 += static_cast<char>(len & 0xFF);
+  f2 += static_cast<char>(len >> 8);
+  f2 += header + std::string(len - header.size() - 1, ' ') + "\n";
+  const std::vector<uint16_t> halves(80, 0x3800);  // 0.5
+  f2.append(reinterpret_cast<const char*>(halves.data()), halves.size() * 2);
+  std::ofstream(path("H.npy"), std::ios::binary) << f2;
+  const CliResult half = run_cli({"eval", "--sims", path("H.npy"), "--json"});
+  ASSERT_EQ(half.code, kExitOk) << half.err;
+  EXPECT_EQ(half.err, "rematch: note: --sims '" + path("H.npy") + "': float16 widened to float32 on load\n");
+  save_npy(path("half32.npy"), full({4, 20}, 0.5, DType::Float32));
+  EXPECT_EQ(half.out, run_cli({"eval", "--sims", path("half32.npy"), "--json"}).out);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "test_util.h"
 
@@ -131,12 +132,26 @@ TEST_F(PrecompTest, RowsMustFitTheImDivRule) {
   EXPECT_THROWS_WITH(load("train"), path("train_ims.npy"), "4 rows", path("train_caps.txt"), "7 captions");
 }
 
-TEST_F(PrecompTest, FeaturesMustBeFloat32Regions) {
+TEST_F(PrecompTest, FeaturesMustBeFloatRegions) {
   save_npy(path("train_ims.npy"), zeros({4, 2}, DType::Float32));
   write_captions("train", 4);
   EXPECT_THROWS_WITH(load("train"), path("train_ims.npy"), "float32[4, 2]", "[rows, regions, dim]");
-  save_npy(path("train_ims.npy"), zeros({4, 1, 2}, DType::Float64));
-  EXPECT_THROWS_WITH(load("train"), "float64[4, 1, 2]");
+  save_npy(path("train_ims.npy"), zeros({4, 1, 2}, DType::Int64));
+  EXPECT_THROWS_WITH(load("train"), "int64[4, 1, 2]", "expected float [rows, regions, dim]");
+}
+
+// issue 16: float64 features (NumPy's default dtype, which the official loader takes) become float32, said
+// once on the notes stream.
+TEST_F(PrecompTest, Float64FeaturesAreConvertedAndSaid) {
+  save_npy(path("train_ims.npy"), full({4, 1, 2}, 0.1, DType::Float64));
+  write_captions("train", 4);
+  std::ostringstream notes;
+  PrecompOptions options;
+  options.notes = &notes;
+  const PrecompDataset ds = load("train", options);
+  EXPECT_EQ(ds.num_regions(), 1);
+  EXPECT_EQ(notes.str(), "rematch: note: image features '" + path("train_ims.npy") +
+                             "': float64 converted to float32 (the models compute in float32) on load\n");
 }
 
 TEST_F(PrecompTest, EmptyCaptionNamesFileAndLine) {

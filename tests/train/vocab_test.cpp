@@ -88,6 +88,38 @@ TEST_F(VocabTest, PathFollowsTheRepositories) {
   EXPECT_EQ(vocabulary_path("data/vocab", "f30k_precomp"), "data/vocab/f30k_precomp_vocab.json");
 }
 
+// issue 16: `--data_name f30k_precomp/` (as a shell completes it) must not look for f30k_precomp/_vocab.json.
+TEST_F(VocabTest, TrailingSlashesAreDropped) {
+  EXPECT_EQ(vocabulary_path("data/vocab/", "f30k_precomp//"), "data/vocab/f30k_precomp_vocab.json");
+  EXPECT_EQ(without_trailing_slashes("f30k_precomp/"), "f30k_precomp");
+  EXPECT_EQ(without_trailing_slashes("/"), "/");
+  EXPECT_EQ(without_trailing_slashes(""), "");
+}
+
+// issue 16: --vocab_path when given (and only there), else <data_path>/vocab, else ./vocab as the official
+// scripts read it; the error names every place tried and the flag.
+TEST_F(VocabTest, LookupOrderIsFlagThenDataPathThenWorkingDirectory) {
+  const fs::path previous = fs::current_path();
+  fs::create_directories(dir_ / "cwd/vocab");
+  fs::create_directories(dir_ / "data/vocab");
+  fs::create_directories(dir_ / "mine");
+  fs::current_path(dir_ / "cwd");
+  const std::string data = (dir_ / "data").string();
+  EXPECT_THROWS_WITH(find_vocabulary_file("", data, "f30k_precomp/"), "no vocabulary file: neither '",
+                     data + "/vocab/f30k_precomp_vocab.json' nor './vocab/f30k_precomp_vocab.json' exists",
+                     "give --vocab_path");
+  write("cwd/vocab/f30k_precomp_vocab.json", kScanStyle);
+  EXPECT_EQ(find_vocabulary_file("", data, "f30k_precomp/"), "./vocab/f30k_precomp_vocab.json");
+  write("data/vocab/f30k_precomp_vocab.json", kScanStyle);
+  EXPECT_EQ(find_vocabulary_file("", data + "/", "f30k_precomp"), data + "/vocab/f30k_precomp_vocab.json");
+  const std::string mine = (dir_ / "mine").string();
+  EXPECT_THROWS_WITH(find_vocabulary_file(mine, data, "f30k_precomp"), "--vocab_path " + mine,
+                     "no vocabulary file '" + mine + "/f30k_precomp_vocab.json'");
+  write("mine/f30k_precomp_vocab.json", kScanStyle);
+  EXPECT_EQ(find_vocabulary_file(mine, data, "f30k_precomp"), mine + "/f30k_precomp_vocab.json");
+  fs::current_path(previous);
+}
+
 TEST_F(VocabTest, MissingFileNamesIt) {
   const std::string path = (dir_ / "nope.json").string();
   EXPECT_THROWS_WITH(Vocabulary::load(path), path, "cannot be opened");

@@ -37,9 +37,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   // One shape for every command-line mistake, whether CLI11 or a subcommand found it.
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return usage_message(e.what()); });
   add_synth_command(app, out);
-  add_eval_command(app, out);
+  add_eval_command(app, out, err);
   add_ot_command(app, out);
-  add_score_command(app, out);
+  add_score_command(app, out, err);
   add_init_checkpoint_command(app, out);
   add_train_command(app, out, err);
   add_demo_command(app, out, err);

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 
 #include "models/models.h"
@@ -28,16 +29,37 @@ void check_fits(const std::string& path, const models::SgrafConfig& c, const dat
                      " words but the vocabulary file has " + std::to_string(vocab_size));
 }
 
+// The averaging rule of --checkpoint (SPEC-backbones §4.8): one SGR or SAF model; an SGR and a SAF model
+// (SGRAF); or two SGR models, NCR's co-trained A and B. Read from the files' metadata, before any data.
+std::string averaging_label(const std::vector<std::string>& paths) {
+  const std::string rule =
+      "--checkpoint takes one SGR or SAF model, an SGR and a SAF model (SGRAF, scores averaged), or NCR's two SGR "
+      "models A and B (scores averaged)";
+  if (paths.size() > 2)
+    throw UsageError(rule + "; got " + std::to_string(paths.size()) + " files");
+  std::error_code same_error;
+  if (paths.size() == 2 && std::filesystem::equivalent(paths[0], paths[1], same_error))
+    throw UsageError(rule + "; got the file " + paths[0] + " twice");
+  std::vector<std::string> names;
+  for (const std::string& path : paths) names.push_back(models::module_name(models::read_sgraf_file(path).config.module));
+  if (names.size() == 1) return names[0];
+  if (names[0] != names[1]) return "SGRAF (SGR+SAF averaged)";
+  if (names[0] == "SGR") return "NCR (SGR models A and B averaged)";
+  throw UsageError(rule + "; got two SAF models (" + paths[0] + ", " + paths[1] + ")");
+}
+
 }  // namespace
 
 CLI::Option* add_checkpoint_scoring_options(CLI::App& cmd, CheckpointScoringOptions& o) {
   CLI::Option* ckpt = cmd.add_option("--checkpoint", o.checkpoints,
-                                     "SGR/SAF model file (rematch checkpoint or tools/convert_pth.py output); "
-                                     "give it twice (SGR and SAF) for SGRAF: the score matrices are averaged")
+                                     "SGR/SAF model file (rematch checkpoint or tools/convert_pth.py output). "
+                                     "Once: that model. Twice: an SGR and a SAF model give SGRAF, or NCR's two "
+                                     "SGR models A and B; their score matrices are averaged. Nothing else.")
                           ->check(CLI::ExistingFile);
   cmd.add_option("--data_path", o.data_path, "Folder holding <data_name>/ (SCAN precomp layout)");
   cmd.add_option("--data_name", o.data_name, "Data set folder, e.g. f30k_precomp");
-  cmd.add_option("--vocab_path", o.vocab_path, "Folder of <data_name>_vocab.json (default <data_path>/vocab)");
+  cmd.add_option("--vocab_path", o.vocab_path,
+                 "Folder of <data_name>_vocab.json (default: <data_path>/vocab, else ./vocab)");
   cmd.add_option("--split", o.split, "Split to score")
       ->capture_default_str()
       ->check(CLI::IsMember({"train", "dev", "test", "testall"}));
@@ -56,24 +78,26 @@ CLI::Option* add_checkpoint_scoring_options(CLI::App& cmd, CheckpointScoringOpti
   return ckpt;
 }
 
-ScoredSplit score_split(const CheckpointScoringOptions& o) {
+ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& log) {
   if (o.checkpoints.empty()) throw UsageError("--checkpoint is required");
   if (o.data_path.empty() || o.data_name.empty())
     throw UsageError("--checkpoint needs --data_path and --data_name (the split to score)");
   const Device device = device_flag(o.device);  // before any file is read
-  const std::string vocab_dir = o.vocab_path.empty() ? o.data_path + "/vocab" : o.vocab_path;
-  const data::Vocabulary vocab = data::Vocabulary::load(data::vocabulary_path(vocab_dir, o.data_name));
+  const std::string label = averaging_label(o.checkpoints);
+  const std::string data_name = data::without_trailing_slashes(o.data_name);
+  const std::string vocab_file = data::find_vocabulary_file(o.vocab_path, o.data_path, data_name);
+  log << "rematch: vocabulary " << vocab_file << "\n";
+  const data::Vocabulary vocab = data::Vocabulary::load(vocab_file);
   data::PrecompOptions popt;
   popt.val_subset = data::parse_val_subset(o.val_subset);
-  const data::PrecompDataset ds(o.data_path, o.data_name, o.split, vocab, popt);
+  popt.notes = &log;
+  const data::PrecompDataset ds(o.data_path, data_name, o.split, vocab, popt);
 
   std::vector<std::unique_ptr<SgrafModel>> nets;
-  std::string names;
   for (const std::string& path : o.checkpoints) {
     nets.push_back(models::load_sgraf_model(path));
     check_fits(path, nets.back()->config(), ds, vocab.size());
     nets.back()->to(device);
-    names += std::string(names.empty() ? "" : "+") + models::module_name(nets.back()->config().module);
   }
   const int64_t per_image = ds.captions_per_image();
   std::vector<SgrafModel*> models;
@@ -81,10 +105,7 @@ ScoredSplit score_split(const CheckpointScoringOptions& o) {
   ScoredSplit out;
   out.sims = eval::score_precomp_split(models, ds, {o.block_images, o.block_captions});
   out.captions_per_image = per_image;
-  const std::string label = names == "SGR+SAF" || names == "SAF+SGR" ? "SGRAF (SGR+SAF averaged)"
-                            : nets.size() > 1                        ? names + " averaged"
-                                                                     : names;
-  out.summary = label + " on " + o.data_name + "/" + o.split;
+  out.summary = label + " on " + data_name + "/" + o.split;
   return out;
 }
 

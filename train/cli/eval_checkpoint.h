@@ -3,11 +3,12 @@
 // converted official ones) and moved to --device, the split is read in the SCAN precomp layout, and the
 // [N_img, N_cap] matrix of sigmoid scores (rows = distinct images, SPEC-backbones §5.3, §7) is filled block by
 // block (train/eval/sgraf_scoring.h) on that device, in eval mode and without a graph, and kept on the host.
-// Several checkpoints are averaged: an SGR and a SAF checkpoint give SGRAF (§4.8), two SGR nets give NCR's
-// ensemble.
+// Two checkpoints are averaged: an SGR and a SAF checkpoint give SGRAF (§4.8), two SGR nets NCR's models A and
+// B; any other combination is refused (issue 16).
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,7 @@ struct CheckpointScoringOptions {
   int64_t block_images = 100, block_captions = 100;
 };
 
-// Adds --checkpoint (repeatable), --data_path, --data_name, --vocab_path (default <data_path>/vocab),
+// Adds --checkpoint (once, or twice: SGR+SAF or NCR's A+B), --data_path, --data_name, --vocab_path,
 // --split, --val_subset, --block_images, --block_captions and --device (only with --checkpoint) to `cmd`;
 // returns the --checkpoint option.
 CLI::Option* add_checkpoint_scoring_options(CLI::App& cmd, CheckpointScoringOptions& options);
@@ -40,6 +41,8 @@ struct ScoredSplit {
 // Throws UsageError for command-line mistakes (no --data_path, a --device that is no device, a checkpoint that
 // does not fit the data) and rematch::Error for unreadable files and for a device this process cannot use;
 // the flags, --device included, are checked before any file is read.
-ScoredSplit score_split(const CheckpointScoringOptions& options);
+// `log` gets the vocabulary file used (--vocab_path, else <data_path>/vocab, else ./vocab) and any conversion
+// of the region features on load (float64/float16, Fortran order), one line each.
+ScoredSplit score_split(const CheckpointScoringOptions& options, std::ostream& log);
 
 }  // namespace rematch::cli

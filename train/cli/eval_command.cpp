@@ -7,6 +7,7 @@
 #include "tensor/npy.h"
 #include "train/cli/app.h"
 #include "train/cli/eval_checkpoint.h"
+#include "train/data/float_npy.h"
 #include "train/eval/retrieval_metrics.h"
 
 namespace rematch::cli {
@@ -21,23 +22,23 @@ struct EvalOptions {
   CLI::Option* captions_per_image_opt = nullptr;
 };
 
-void run_eval(const EvalOptions& given, std::ostream& out) {
+void run_eval(const EvalOptions& given, std::ostream& out, std::ostream& err) {
   EvalOptions o = given;
   Tensor sims;
   if (!o.scoring.checkpoints.empty()) {
-    const ScoredSplit s = score_split(o.scoring);
+    const ScoredSplit s = score_split(o.scoring, err);
     sims = s.sims;
     o.sims = s.summary;
     if (o.captions_per_image_opt->count() == 0) o.captions_per_image = s.captions_per_image;
   } else if (o.sims.empty()) {
     throw UsageError("give --sims (a saved matrix) or --checkpoint (models to score a split with)");
   } else {
-    sims = load_npy(o.sims);
+    sims = data::load_float_npy(o.sims, "--sims", err, /*keep_float64=*/true);
   }
   // The matrix is only known after loading, so these checks cannot be CLI11 validators; they are still
   // command-line mistakes (wrong --captions_per_image or --folds for this file), hence UsageError.
   if (sims.dim() != 2 || (sims.dtype() != DType::Float32 && sims.dtype() != DType::Float64))
-    throw UsageError("--sims " + o.sims + " must hold a 2-D float32/float64 matrix, got " + sims.describe());
+    throw UsageError("--sims " + o.sims + " must hold a 2-D float32/float64/float16 matrix, got " + sims.describe());
   const int64_t n_img = sims.size(0), n_cap = sims.size(1);
   if (n_img < 1 || n_cap != n_img * o.captions_per_image)
     throw UsageError("--sims " + o.sims + " is " + sims.shape_str() + ", which is not [N_img, N_img * " +
@@ -61,7 +62,7 @@ void run_eval(const EvalOptions& given, std::ostream& out) {
 
 }  // namespace
 
-void add_eval_command(CLI::App& app, std::ostream& out) {
+void add_eval_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   auto o = std::make_shared<EvalOptions>();
   CLI::App* cmd = app.add_subcommand(
       "eval", "Retrieval metrics (R@1/5/10, medr, meanr, rSum) of a similarity matrix or of SGR/SAF checkpoints");
@@ -78,7 +79,7 @@ void add_eval_command(CLI::App& app, std::ostream& out) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
-  cmd->callback([o, &out] { run_eval(*o, out); });
+  cmd->callback([o, &out, &err] { run_eval(*o, out, err); });
 }
 
 }  // namespace rematch::cli

@@ -13,6 +13,6 @@ class App;
 namespace rematch::cli {
 
 // Registers the `eval` subcommand on `app`; its report goes to `out`.
-void add_eval_command(CLI::App& app, std::ostream& out);
+void add_eval_command(CLI::App& app, std::ostream& out, std::ostream& err);
 
 }  // namespace rematch::cli

@@ -16,9 +16,9 @@ struct ScoreOptions {
   std::string out;
 };
 
-void run_score(const ScoreOptions& o, std::ostream& out) {
+void run_score(const ScoreOptions& o, std::ostream& out, std::ostream& err) {
   const auto start = std::chrono::steady_clock::now();
-  const ScoredSplit s = score_split(o.scoring);
+  const ScoredSplit s = score_split(o.scoring, err);
   save_npy(o.out, s.sims);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out << s.summary << ": " << s.sims.size(0) << " images x " << s.sims.size(1) << " captions (" << s.captions_per_image
@@ -28,14 +28,14 @@ void run_score(const ScoreOptions& o, std::ostream& out) {
 
 }  // namespace
 
-void add_score_command(CLI::App& app, std::ostream& out) {
+void add_score_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   auto o = std::make_shared<ScoreOptions>();
   CLI::App* cmd = app.add_subcommand("score", "Similarity matrix of SGR/SAF checkpoints on a split (.npy)");
   add_checkpoint_scoring_options(*cmd, o->scoring)->required();
   cmd->get_option("--data_path")->required();
   cmd->get_option("--data_name")->required();
   cmd->add_option("--out", o->out, "Output .npy [N_img, N_cap], rows = images")->required();
-  cmd->callback([o, &out] { run_score(*o, out); });
+  cmd->callback([o, &out, &err] { run_score(*o, out, err); });
 }
 
 }  // namespace rematch::cli

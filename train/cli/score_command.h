@@ -12,6 +12,6 @@ class App;
 namespace rematch::cli {
 
 // Registers the `score` subcommand on `app`; its report goes to `out`.
-void add_score_command(CLI::App& app, std::ostream& out);
+void add_score_command(CLI::App& app, std::ostream& out, std::ostream& err);
 
 }  // namespace rematch::cli

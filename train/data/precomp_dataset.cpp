@@ -4,8 +4,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
+#include "train/data/float_npy.h"
 #include "train/data/tokenizer.h"
 
 namespace rematch::data {
@@ -113,9 +115,11 @@ PrecompDataset::PrecompDataset(const std::string& data_path, const std::string& 
   check_file(images_path_, "image features file");
   captions_path_ = captions_file(data_path, data_name, split);
 
-  features_ = load_npy(images_path_, options.mmap_min_bytes);
+  features_ = load_float_npy(images_path_, "image features", options.notes ? *options.notes : std::cerr,
+                             /*keep_float64=*/false, options.mmap_min_bytes);
   REMATCH_CHECK(features_.dim() == 3 && features_.dtype() == DType::Float32, "image features file '", images_path_,
-                "' holds ", features_.describe(), "; expected float32 [rows, regions, dim]");
+                "' holds ", features_.describe(), "; expected float [rows, regions, dim] (float32, float64 or "
+                "float16)");
   std::vector<std::string> texts = read_captions(captions_path_);
   const int64_t rows = features_.size(0), n_caps = static_cast<int64_t>(texts.size());
   if (rows == n_caps)

@@ -1,5 +1,6 @@
 #include "train/data/vocab.h"
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -129,8 +130,29 @@ std::vector<std::string> Vocabulary::decode(const std::vector<int64_t>& ids, boo
   return words;
 }
 
+std::string without_trailing_slashes(const std::string& name) {
+  const size_t end = name.find_last_not_of('/');
+  return end == std::string::npos ? name.substr(0, 1) : name.substr(0, end + 1);
+}
+
 std::string vocabulary_path(const std::string& vocab_path, const std::string& data_name) {
-  return vocab_path + "/" + data_name + "_vocab.json";
+  return without_trailing_slashes(vocab_path) + "/" + without_trailing_slashes(data_name) + "_vocab.json";
+}
+
+std::string find_vocabulary_file(const std::string& vocab_path, const std::string& data_path,
+                                 const std::string& data_name) {
+  if (!vocab_path.empty()) {
+    const std::string given = vocabulary_path(vocab_path, data_name);
+    REMATCH_CHECK(std::filesystem::is_regular_file(given), "--vocab_path ", vocab_path, ": there is no vocabulary file '",
+                  given, "' (give the folder that holds ", without_trailing_slashes(data_name), "_vocab.json)");
+    return given;
+  }
+  const std::string beside_data = vocabulary_path(without_trailing_slashes(data_path) + "/vocab", data_name);
+  const std::string here = vocabulary_path("./vocab", data_name);
+  for (const std::string& candidate : {beside_data, here})
+    if (std::filesystem::is_regular_file(candidate)) return candidate;
+  REMATCH_FAIL("no vocabulary file: neither '", beside_data, "' nor '", here, "' exists; give --vocab_path, the ",
+               "folder that holds ", without_trailing_slashes(data_name), "_vocab.json");
 }
 
 Vocabulary build_vocabulary(const std::vector<std::string>& captions, int64_t min_count) {

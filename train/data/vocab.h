@@ -44,8 +44,18 @@ class Vocabulary {
   std::unordered_map<std::string, int64_t> ids_;
 };
 
-// `<vocab_path>/<data_name>_vocab.json`.
+// `<vocab_path>/<data_name>_vocab.json`; trailing slashes of data_name are dropped (a shell completes
+// `f30k_precomp/`, which must not become `f30k_precomp/_vocab.json`).
 std::string vocabulary_path(const std::string& vocab_path, const std::string& data_name);
+
+// `name` without its trailing slashes ("f30k_precomp/" -> "f30k_precomp"; "/" stays "/").
+std::string without_trailing_slashes(const std::string& name);
+
+// The vocabulary file of a data set, looked up as the official code and rematch's layout place it
+// (issue 16): in `vocab_path` when that flag is given (and only there), else `<data_path>/vocab`, else
+// `./vocab` (where the official scripts read it). An Error names every place tried and the flag to give.
+std::string find_vocabulary_file(const std::string& vocab_path, const std::string& data_path,
+                                 const std::string& data_name);
 
 // SCAN's build_vocab: tokenise every caption (tokenize_caption), keep words seen at least min_count times,
 // specials first, then words in order of first appearance (Python's Counter order).
