@@ -82,6 +82,7 @@ train::TrainConfig method_config(const std::string& method, const DemoOptions& o
   c.num_epochs = method == "l2rm" ? epochs - s.warmup : epochs;
   c.warmup_epoch = method == "l2rm" ? s.warmup : 0;
   c.reg = 0.05;
+  c.val_subset = "sgraf";  // the whole (small) dev split for every method, so the comparison is like for like
   c.run_dir = o.out + "/" + method;
   c.overwrite = true;  // the demo's own run folders: a second demo replaces the first
   c.progress = o.progress;

@@ -5,6 +5,7 @@
 
 #include "tensor/device.h"
 #include "train/cli/app.h"
+#include "train/methods/data_files.h"
 #include "train/methods/make_method.h"
 #include "train/methods/trainer.h"
 #include "train/run/run_folder.h"
@@ -25,15 +26,20 @@ void add_flags(CLI::App& cmd, TrainConfig& c) {
   opt("data_path", c.data_path, "Folder holding <data_name>/ (SCAN precomp layout), or the labelled data file/folder (uotrcl)");
   opt("data_name", c.data_name, "Data set folder, e.g. f30k_precomp (default <preset>_precomp)");
   opt("vocab_path", c.vocab_path, "Folder of <data_name>_vocab.json (default <data_path>/vocab)");
-  opt("val_subset", c.val_subset, "Part of dev used for model selection: sgraf (5,000 captions) | ncr (1,000 images)")
-      ->capture_default_str();
+  opt("val_subset", c.val_subset,
+      "Part of dev used for model selection: sgraf (5,000 captions) | ncr (1,000 x im_div captions); default: the "
+      "method's official code (l2rm ncr, the others sgraf)");
   opt("valid_len", c.valid_len, "Labelled data without a valid split: validate on the first valid_len test rows");
-  cmd.add_flag("--coco_folds", c.coco_folds, "Also report COCO 5-fold 1K (use with --test_split testall)");
-  opt("test_split", c.test_split, "Split of the final test: test | testall")->capture_default_str();
+  cmd.add_flag("--coco_folds", c.coco_folds,
+               "Also report COCO 5-fold 1K (use with --test_split testall; on by default with --preset coco)");
+  opt("test_split", c.test_split,
+      "Split of the final test: test | testall (default: testall with 5-fold 1K and full 5K for --preset coco, "
+      "as the official runs end; test otherwise)");
   opt("noise_ratio", c.noise_ratio, "Share of mismatched pairs (or noisy labels, uotrcl) to inject")->capture_default_str();
   opt("noise_file", c.noise_file, "A published noise index (.npy) or label-noise file; overrides generation");
-  opt("noise_mode", c.noise_mode, "image | caption (pairs: RCL/DECL image level or NCR caption level); symmetric | mrl (labels)")
-      ->capture_default_str();
+  opt("noise_mode", c.noise_mode,
+      "image | caption (pairs: RCL/DECL image level or NCR caption level); symmetric | mrl (labels). Default: "
+      "image (triplet, infonce, rcl, l2rm), caption (rcsl-nc: the RCSL paper follows NCR), symmetric (uotrcl)");
   opt("noise_seed", c.noise_seed, "Seed of the injected noise (default: --seed)");
   opt("batch_size", c.batch_size, "Batch size (default per method/preset)");
   opt("num_epochs", c.num_epochs, "Main epochs (l2rm: after warm-up; uotrcl: warm-up included)");
@@ -74,7 +80,9 @@ void add_flags(CLI::App& cmd, TrainConfig& c) {
   opt("weight_decay", c.weight_decay, "RCSL AdamW weight decay")->capture_default_str();
   opt("bank_refresh", c.bank_refresh, "RCSL memory bank: once (as the code) | epoch")->capture_default_str();
   opt("unpaired_keep", c.unpaired_keep, "RCSL learning stage: share of unpaired captions kept per epoch (coco 0.2)");
-  opt("word_vectors", c.word_vectors, "RCSL: GloVe text file for the word embedding (default: uniform init)");
+  opt("word_vectors", c.word_vectors,
+      "RCSL: GloVe text file for the word embedding; words it lacks get N(0, 1), as the official code (default: "
+      "no file, every word U(-0.1, 0.1), the code's init without GloVe)");
   cmd.add_flag("--no_augment", c.no_augment, "RCSL: no region/token augmentation");
   opt("hidden_dim", c.hidden_dim, "UOT-RCL MLP width")->capture_default_str();
   opt("output_dim", c.output_dim, "UOT-RCL common space size")->capture_default_str();
@@ -108,17 +116,44 @@ void add_flags(CLI::App& cmd, TrainConfig& c) {
   opt("eval_batch", c.eval_batch, "Evaluation block size (images x captions)")->capture_default_str();
 }
 
-// Flags that may accompany --resume (they change how the run is shown, not what it computes).
-bool allowed_with_resume(const std::string& name) { return name == "--resume" || name == "--progress"; }
+// Flags that may accompany --resume (they change how the run is shown, not what it computes, or only show it).
+bool allowed_with_resume(const std::string& name) {
+  return name == "--resume" || name == "--progress" || name == "--dry_run";
+}
+
+// --dry_run (issue 15 point 10): the resolved configuration as JSON on stdout (the keys of config.json), the data
+// files checked on stderr, nothing trained and no run folder made. The device is checked by name only: a
+// command meant for a GPU machine can be checked anywhere (an unusable device is a note, not an error).
+void dry_run(const TrainConfig& c, std::ostream& out, std::ostream& err) {
+  try {
+    train::check_method_options(c);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  const std::vector<train::DataFile> files = train::check_data_files(c);
+  try {
+    usable_device(c.device, "--device");
+  } catch (const std::exception& e) {
+    err << "note: " << e.what() << "\n";
+  }
+  for (const train::DataFile& f : files) err << "data: " << f.role << ": " << f.path << "\n";
+  err << "dry run: configuration resolved and " << files.size() << " data files readable; nothing was trained\n";
+  out << train::to_json(c) << "\n";
+}
 
 void report(const train::TrainOutcome& outcome, const std::string& run_dir, std::ostream& out) {
   if (outcome.interrupted)
     throw Interrupted("interrupted; the run can continue with: rematch train --resume " + run_dir);
   out << "best validation score " << outcome.best_score << " at epoch " << outcome.best_epoch + 1 << "\n"
-      << outcome.test.table << "\nresults: " << run_dir << "/results.md\n";
+      << outcome.test.table << "\n";
+  // COCO's protocol reports two numbers (the official runs print both): say both on one line.
+  const auto& m = outcome.test.metrics;
+  if (m.count("full_rsum") && m.count("rsum"))
+    out << "test rSum: " << m.at("rsum") << " (5-fold 1K mean), " << m.at("full_rsum") << " (full split)\n";
+  out << "results: " << run_dir << "/results.md\n";
 }
 
-void run_train(CLI::App& cmd, TrainConfig c, std::ostream& out, std::ostream& err) {
+void run_train(CLI::App& cmd, TrainConfig c, bool dry, std::ostream& out, std::ostream& err) {
   if (c.resume.empty()) {
     train::NewRun run;
     try {
@@ -126,6 +161,7 @@ void run_train(CLI::App& cmd, TrainConfig c, std::ostream& out, std::ostream& er
     } catch (const Error& e) {
       throw UsageError(e.what());
     }
+    if (dry) return dry_run(c, out, err);
     usable_device(c.device, "--device");  // before any data is read
     run = train::train_new_run(c, err);
     return report(run.outcome, run.run_dir, out);
@@ -138,6 +174,7 @@ void run_train(CLI::App& cmd, TrainConfig c, std::ostream& out, std::ostream& er
   run::RunFolder folder(c.resume, run::RunStart::Resume);
   c = train::resumed_train_config(folder.read_config(), folder.config_path());
   c.progress = progress;
+  if (dry) return dry_run(c, out, err);
   usable_device(c.device, "--device (from " + c.resume + "/config.json)");
   std::unique_ptr<train::Method> method = train::make_method(c, err);
   report(train::run_training(*method, c, folder, true, err), folder.dir(), out);
@@ -147,9 +184,13 @@ void run_train(CLI::App& cmd, TrainConfig c, std::ostream& out, std::ostream& er
 
 void add_train_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   auto config = std::make_shared<TrainConfig>();
+  auto dry = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("train", "Train a retrieval model with one of the robust methods");
   add_flags(*cmd, *config);
-  cmd->callback([cmd, config, &out, &err] { run_train(*cmd, *config, out, err); });
+  cmd->add_flag("--dry_run", *dry,
+                "Resolve the preset and flags, check that the data files exist and are readable, print the "
+                "configuration as JSON (the keys of config.json) and exit without training");
+  cmd->callback([cmd, config, dry, &out, &err] { run_train(*cmd, *config, *dry, out, err); });
 }
 
 }  // namespace rematch::cli

@@ -5,7 +5,9 @@
 #include "train/methods/pairs/l2rm_method.h"
 #include "train/methods/pairs/pairs_method.h"
 #include "train/methods/rcsl/rcsl_method.h"
+#include "train/methods/rcsl/rcsl_options.h"
 #include "train/methods/uotrcl/uotrcl_method.h"
+#include "train/methods/uotrcl/uotrcl_options.h"
 
 namespace rematch::train {
 
@@ -16,6 +18,11 @@ std::unique_ptr<Method> make_method(const TrainConfig& config, std::ostream& log
   if (m == "rcsl" || m == "rcsl-nc") return make_rcsl_method(config, log);
   if (m == "uotrcl") return make_uotrcl_method(config, log);
   REMATCH_FAIL("--method ", m, " is not available in this build");
+}
+
+void check_method_options(const TrainConfig& config) {
+  if (config.method == "rcsl" || config.method == "rcsl-nc") (void)rcsl_options(config);
+  if (config.method == "uotrcl") (void)uotrcl_options(config);
 }
 
 NewRun train_new_run(TrainConfig config, std::ostream& log) {

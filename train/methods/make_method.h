@@ -14,6 +14,10 @@ namespace rematch::train {
 // `config` must be resolved (resolve_defaults). `log` receives what was loaded and chosen.
 std::unique_ptr<Method> make_method(const TrainConfig& config, std::ostream& log);
 
+// The checks of make_method that need no data: the method's own options (RCSL's, UOT-RCL's) from a resolved
+// config; an Error names the flag. `rematch train --dry_run` runs them.
+void check_method_options(const TrainConfig& config);
+
 struct NewRun {
   TrainOutcome outcome;
   std::string run_dir;

@@ -89,6 +89,7 @@ void pairs_defaults(TrainConfig& c) {
   const bool coco = c.preset == "coco", cc = c.preset == "cc152k";
   set_if_unset(c.batch_size, int64_t{128});
   set_if_unset(c.tau, 0.05);
+  set_if_unset(c.noise_mode, std::string("image"));  // RCL/DECL image level, as the L2RM and RCL noise files
   if (c.method == "l2rm") {
     set_if_unset(c.warmup_epoch, coco || cc ? int64_t{10} : int64_t{5});
     set_if_unset(c.num_epochs, coco ? int64_t{20} : cc ? int64_t{40} : int64_t{35});
@@ -96,16 +97,21 @@ void pairs_defaults(TrainConfig& c) {
     set_if_unset(c.reg, coco || cc ? 0.07 : 0.01);
     set_if_unset(c.learning_rate, 2e-4);
     set_if_unset(c.max_reserved, std::max<int64_t>(1, c.batch_size / 10));
-  } else if (c.method == "rcl") {
+  } else if (c.method == "rcl" || c.method == "infonce") {
+    // RCL-SGRAF's train_f30k.sh, train_coco.sh and train_cc152k.sh (infonce is its `--loss infoNCE` baseline);
+    // sources per value in docs/presets.md.
     set_if_unset(c.warmup_epoch, int64_t{0});
     set_if_unset(c.num_epochs, coco ? int64_t{20} : cc ? int64_t{40} : int64_t{30});
     set_if_unset(c.lr_update, coco ? int64_t{10} : cc ? int64_t{20} : int64_t{15});
     // The RCL COCO script passes no --learning_rate, so opts.py's 5e-4 applies (SPEC-methods §2.2 ⚠).
     set_if_unset(c.learning_rate, coco ? 5e-4 : 2e-4);
   } else {
+    // triplet: SGRAF's own training (README commands, opts.py lr 2e-4); its F30K SAF model trains 30 epochs with
+    // ×0.1 at 20, SGR 40 at 30. CC152K has no SGRAF script: opts.py's 40 / 30.
+    const bool f30k_saf = !coco && !cc && c.module_name == "SAF";
     set_if_unset(c.warmup_epoch, int64_t{0});
-    set_if_unset(c.num_epochs, coco ? int64_t{20} : int64_t{40});
-    set_if_unset(c.lr_update, coco ? int64_t{10} : int64_t{30});
+    set_if_unset(c.num_epochs, coco ? int64_t{20} : f30k_saf ? int64_t{30} : int64_t{40});
+    set_if_unset(c.lr_update, coco ? int64_t{10} : f30k_saf ? int64_t{20} : int64_t{30});
     set_if_unset(c.learning_rate, 2e-4);
   }
 }
@@ -123,6 +129,9 @@ void rcsl_defaults(TrainConfig& c) {
   set_if_unset(c.warmup_epoch, c.method == "rcsl-nc" ? int64_t{5} : int64_t{0});
   set_if_unset(c.lr_update, int64_t{0});
   if (c.lr_milestones.empty()) c.lr_milestones = {15, 30, 45};
+  // RCSL-NC's noise follows NCR (paper, "Datasets": "following (Huang et al. 2021), we inject unmatched
+  // correspondences ... by proportionally shuffling the captions"): caption level (data/noise.h).
+  set_if_unset(c.noise_mode, std::string(c.method == "rcsl-nc" ? "caption" : "image"));
   if (c.method == "rcsl") {
     // RCSL draws its semi-paired split with NumPy seed 123 whatever the run's seed (§3.1).
     set_if_unset(c.noise_seed, int64_t{123});
@@ -152,7 +161,7 @@ void uotrcl_defaults(TrainConfig& c) {
   set_if_unset(c.lc_eps, 0.5);
   set_if_unset(c.rel_eps, 0.02);
   set_if_unset(c.grad_clip, 0.0);  // neither UOT-RCL nor MRL clips
-  if (c.noise_mode == "image") c.noise_mode = "symmetric";
+  set_if_unset(c.noise_mode, std::string("symmetric"));
 }
 
 }  // namespace
@@ -186,6 +195,19 @@ void resolve_defaults(TrainConfig& c) {
   // forces noise_ratio = 0 there), so its preset runs with the mask off. config.json records on or off.
   if (c.method == "l2rm" && c.mask_positives == "auto")
     c.mask_positives = c.noise_ratio > 0 || !c.noise_file.empty() ? "on" : "off";
+  // The official protocols (issue 15 points 1-2): model selection on each code's dev subset (SPEC-backbones
+  // §6.3: L2RM's data.py keeps 1000·im_div dev captions, RCL/SGRAF/RCSL 5,000), and COCO's final test on testall,
+  // reported as the mean of five 1K folds and the full 5K (L2RM main_L2RM.py, RCL evaluate_model.py and RCSL
+  // train.py all end so for COCO).
+  if (c.method != "uotrcl") {
+    set_if_unset(c.val_subset, std::string(c.method == "l2rm" ? "ncr" : "sgraf"));
+    if (c.preset == "coco" && c.test_split.empty()) {
+      c.test_split = "testall";
+      c.coco_folds = true;
+    }
+  }
+  set_if_unset(c.val_subset, std::string("sgraf"));
+  set_if_unset(c.test_split, std::string("test"));
   if (c.noise_seed < 0) c.noise_seed = static_cast<int64_t>(c.seed);
   set_if_unset(c.grad_clip, 2.0);  // SGRAF-lineage and RCSL code clip the global norm at 2
 
@@ -195,6 +217,7 @@ void resolve_defaults(TrainConfig& c) {
     REMATCH_FAIL("--device must be cpu, cuda or cuda:N (got '", c.device, "')");
   }
   check_choice("val_subset", c.val_subset, {"sgraf", "ncr"});
+  check_choice("test_split", c.test_split, {"test", "testall"});
   if (c.method == "uotrcl")
     check_choice("noise_mode", c.noise_mode, {"symmetric", "mrl"});
   else

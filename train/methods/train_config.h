@@ -22,15 +22,21 @@ struct TrainConfig {
   std::string data_path;       // folder holding <data_name>/ (precomp) or the labelled data file/folder root
   std::string data_name;       // e.g. f30k_precomp; for labelled data: wiki | nus | xmedianet | a folder name
   std::string vocab_path;      // folder of <data_name>_vocab.json ("" = <data_path>/vocab, then build one)
-  std::string val_subset = "sgraf";  // sgraf | ncr (precomp dev subset used for model selection)
+  // sgraf | ncr: the precomp dev subset used for model selection ("" = the method's official code's: ncr for l2rm,
+  // sgraf for the others; SPEC-backbones §6.3).
+  std::string val_subset;
   int64_t valid_len = -1;      // labelled data without a valid split: first valid_len test rows (-1: preset)
   bool coco_folds = false;     // also report COCO 5-fold 1K on testall (test split "testall")
-  std::string test_split = "test";
+  // test | testall ("" = the official run's: testall with the 5-fold 1K mean and the full 5K for --preset coco,
+  // as L2RM's main_L2RM.py, RCL's evaluate_model.py and RCSL's train.py end; test otherwise).
+  std::string test_split;
 
   // ---- noise ------------------------------------------------------------------------------------------------
   double noise_ratio = 0;      // mismatched pairs (image-level by default) or label noise (uotrcl)
   std::string noise_file;      // a published noise index / label file (overrides generation)
-  std::string noise_mode = "image";   // image | caption (pairs); symmetric | mrl (labels)
+  // image | caption (pairs); symmetric | mrl (labels). "" = the method's protocol: image (RCL/DECL, the L2RM and
+  // RCL noise files), caption for rcsl-nc (the RCSL paper follows NCR), symmetric for uotrcl.
+  std::string noise_mode;
   int64_t noise_seed = -1;     // -1: the run seed
 
   // ---- optimisation -----------------------------------------------------------------------------------------

@@ -1,0 +1,91 @@
+#include "train/methods/data_files.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "tensor/error.h"
+#include "train/methods/pairs/pairs_data.h"
+
+namespace rematch::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Exists, is a regular file, opens, is not empty; an .npy starts with "\x93NUMPY". `flags` locate the file.
+void check_file(const DataFile& f, const std::string& flags) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(f.path, ec);
+  if (!fs::exists(st)) REMATCH_FAIL(f.role, ": '", f.path, "' does not exist (check ", flags, ")");
+  if (!fs::is_regular_file(st)) REMATCH_FAIL(f.role, ": '", f.path, "' is not a regular file (check ", flags, ")");
+  std::ifstream in(f.path, std::ios::binary);
+  if (!in.is_open()) REMATCH_FAIL(f.role, ": '", f.path, "' cannot be opened for reading (check its permissions)");
+  char head[6] = {};
+  in.read(head, sizeof head);
+  if (in.bad()) REMATCH_FAIL(f.role, ": reading '", f.path, "' failed");
+  if (in.gcount() == 0) REMATCH_FAIL(f.role, ": '", f.path, "' is empty");
+  if (ends_with(f.path, ".npy") && (in.gcount() < 6 || std::memcmp(head, "\x93NUMPY", 6) != 0))
+    REMATCH_FAIL(f.role, ": '", f.path, "' is not an .npy file (it does not start with the magic string \\x93NUMPY)");
+}
+
+// A split's captions, as the precomp loader picks them: <split>_caps.txt, else <split>_caps.tsv.
+std::string captions_path(const std::string& folder, const std::string& split) {
+  const std::string base = folder + "/" + split + "_caps";
+  return fs::is_regular_file(base + ".tsv") && !fs::exists(base + ".txt") ? base + ".tsv" : base + ".txt";
+}
+
+void precomp_files(const TrainConfig& c, std::vector<DataFile>& out) {
+  const std::string folder = c.data_path + "/" + c.data_name;
+  if (!fs::is_directory(folder))
+    REMATCH_FAIL("--data_path/--data_name: no data folder '", folder, "' (expected the SCAN precomp layout: ", folder,
+                 "/train_ims.npy, train_caps.txt, dev_ims.npy, ...)");
+  const std::string flags = "--data_path and --data_name";
+  for (const std::string& split : {std::string("train"), std::string("dev"), c.test_split}) {
+    out.push_back({split + " image features", folder + "/" + split + "_ims.npy"});
+    check_file(out.back(), flags);
+    out.push_back({split + " captions", captions_path(folder, split)});
+    check_file(out.back(), flags);
+  }
+  out.push_back({"vocabulary", vocabulary_file(c)});
+  check_file(out.back(), "--vocab_path");
+}
+
+void labeled_files(const TrainConfig& c, std::vector<DataFile>& out) {
+  if (!fs::is_directory(c.data_path)) {
+    out.push_back({"labelled data (HDF5)", c.data_path});
+    check_file(out.back(), "--data_path");
+    return;
+  }
+  std::vector<std::string> splits = {"train", "test"};
+  if (fs::exists(c.data_path + "/valid_imgs.npy")) splits.insert(splits.begin() + 1, "valid");
+  for (const std::string& split : splits)
+    for (const char* part : {"imgs", "texts", "labels"}) {
+      out.push_back({split + " " + part, c.data_path + "/" + split + "_" + part + ".npy"});
+      check_file(out.back(), "--data_path (a folder of <split>_imgs.npy, _texts.npy, _labels.npy)");
+    }
+}
+
+}  // namespace
+
+std::vector<DataFile> check_data_files(const TrainConfig& c) {
+  std::vector<DataFile> out;
+  if (c.method == "uotrcl")
+    labeled_files(c, out);
+  else
+    precomp_files(c, out);
+  if (!c.noise_file.empty()) {
+    out.push_back({"--noise_file", c.noise_file});
+    check_file(out.back(), "--noise_file");
+  }
+  if (!c.word_vectors.empty()) {
+    out.push_back({"--word_vectors", c.word_vectors});
+    check_file(out.back(), "--word_vectors");
+  }
+  return out;
+}
+
+}  // namespace rematch::train

@@ -1,0 +1,26 @@
+// The files a `rematch train` run will read, listed and checked without reading them whole (`--dry_run`, issue
+// 15 point 10): each must exist, be a regular file and be readable, and an .npy file must start with NumPy's
+// magic string. Which files a run reads follows the loaders: the SCAN precomp layout (train/data/
+// precomp_dataset.h: `<data_path>/<data_name>/<split>_ims.npy` and `<split>_caps.txt|.tsv` for train, dev and
+// --test_split, the vocabulary of vocabulary_file()), the labelled layout of UOT-RCL (train/data/
+// labeled_dataset.h: one HDF5 file, or a folder of `<split>_imgs.npy`, `_texts.npy`, `_labels.npy`), and the
+// optional --noise_file and --word_vectors.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "train/methods/train_config.h"
+
+namespace rematch::train {
+
+struct DataFile {
+  std::string role;  // what it is, e.g. "train image features" or "--noise_file"
+  std::string path;
+};
+
+// The files of a resolved config (resolve_defaults ran), each checked; the first that is missing or unreadable
+// is an Error naming its role, the flags that locate it, and the path.
+std::vector<DataFile> check_data_files(const TrainConfig& config);
+
+}  // namespace rematch::train
