@@ -213,6 +213,9 @@ TEST_F(RcslMethodTest, RcslNcWarmsUpThenSplitsAndResumesExactly) {
   c.warmup_epoch = 1;
   RcslMethod m(c, train::rcsl_options(c), log_);
   EXPECT_EQ(m.correspondence().num_noisy() > 0, true);
+  // NCR's protocol by default (issue 15 point 5): caption-level shuffling, not RCL/DECL's image level.
+  EXPECT_EQ(c.noise_mode, "caption");
+  EXPECT_NE(m.correspondence().source.find("caption-level"), std::string::npos) << m.correspondence().source;
   const train::EpochInfo warm = m.begin_epoch(0);
   EXPECT_EQ(warm.phase, "warmup");
   EXPECT_EQ(warm.stats.at("paired_captions"), 200.0);  // every pair treated as paired
@@ -244,7 +247,16 @@ TEST_F(RcslMethodTest, WordVectorsInitialiseTheEmbedding) {
   const Tensor emb = m.model().txt_enc().word_embeddings();
   EXPECT_TRUE(test::values_equal(select(emb, 0, 4), {1, 2, 3, 4, 5, 6, 7, 8}));
   EXPECT_TRUE(test::values_equal(select(emb, 0, 5), {-1, -2, -3, -4, -5, -6, -7, -8}));
-  EXPECT_LE(amax(abs(select(emb, 0, 6))).item<double>(), 0.1);
+  // The words the file lacks keep nn.Embedding's N(0, 1), as the official code with GloVe (issue 15 point 4).
+  double spread = 0;
+  for (int64_t id = 6; id < vocab.size(); ++id) spread = std::max(spread, amax(abs(select(emb, 0, id))).item<double>());
+  EXPECT_GT(spread, 1.0);
+  // Without --word_vectors every row is U(-0.1, 0.1), the code's init without GloVe.
+  TrainConfig plain = small_config(dir_.string(), "rcsl");
+  RcslMethod u(plain, train::rcsl_options(plain), log_);
+  const Tensor uniform = u.model().txt_enc().word_embeddings();
+  EXPECT_LE(amax(abs(uniform)).item<double>(), 0.1);
+  EXPECT_GT(amax(abs(uniform)).item<double>(), 0.09);
   c.word_dim = 16;
   EXPECT_THROWS_WITH(RcslMethod(c, train::rcsl_options(c), log_), "glove.txt", "line 1", "--word_dim 16");
 }

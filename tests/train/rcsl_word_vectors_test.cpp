@@ -1,5 +1,6 @@
 // --word_vectors (train/methods/rcsl/word_vectors.h): GloVe text parsing, the official word-hit retry
 // (encoders.py: drop '-', '.', '\'', keep the part before '/'), words holding spaces, and the errors.
+#include <algorithm>
 #include <fstream>
 
 #include "test_util.h"
@@ -34,13 +35,13 @@ TEST_F(RcslWordVectors, ExactHitsThenTheOfficialRetry) {
       "it's 13 14 15\n"
       "its -1 -1 -1\n"
       "new york 16 17 18\n"
-      "dog 99 99 99\n");  // a repeated word: the first vector counts
+      "dog 99 98 97\n");  // a repeated word: the last vector counts (torchtext's stoi)
   const Tensor emb = full({vocab.size(), 3}, 0.5);
   const train::rcsl::WordVectorStats s = train::rcsl::load_word_vectors(file, vocab, emb);
   EXPECT_EQ(s.found, 6);
   EXPECT_EQ(s.vocabulary, vocab.size());
   EXPECT_EQ(s.file_words, 8);
-  EXPECT_TRUE(test::values_equal(select(emb, 0, dog), {1, 2, 3}));
+  EXPECT_TRUE(test::values_equal(select(emb, 0, dog), {99, 98, 97}));
   EXPECT_TRUE(test::values_equal(select(emb, 0, well), {4, 5, 6}));
   EXPECT_TRUE(test::values_equal(select(emb, 0, us), {7, 8, 9}));
   EXPECT_TRUE(test::values_equal(select(emb, 0, andor), {10, 11, 12}));
@@ -48,6 +49,44 @@ TEST_F(RcslWordVectors, ExactHitsThenTheOfficialRetry) {
   EXPECT_TRUE(test::values_equal(select(emb, 0, spaced), {16, 17, 18}));
   EXPECT_TRUE(test::values_equal(select(emb, 0, missing), {0.5, 0.5, 0.5}));
   EXPECT_TRUE(test::values_equal(select(emb, 0, data::Vocabulary::kUnk), {0.5, 0.5, 0.5}));
+}
+
+// With a file, the official code keeps nn.Embedding's N(0, 1) in every row GloVe lacks — the four special
+// words included — and writes the file's vectors into the others (issue 15 point 4).
+TEST_F(RcslWordVectors, RowsTheFileLacksAreStandardNormal) {
+  data::Vocabulary vocab;
+  const int64_t dog = vocab.add_word("dog");
+  for (int i = 0; i < 300; ++i) vocab.add_word("w" + std::to_string(i));
+  const std::string file = write("dog 1 2 3\n");
+  const Tensor emb = full({vocab.size(), 3}, 0.05);  // as a U(-0.1, 0.1) init would leave it: all |x| <= 0.1
+  Generator gen(7);
+  const train::rcsl::WordVectorStats s = train::rcsl::init_from_word_vectors(file, vocab, emb, gen);
+  EXPECT_EQ(s.found, 1);
+  EXPECT_TRUE(test::values_equal(select(emb, 0, dog), {1, 2, 3}));
+  // Every other row was redrawn N(0, 1): mean ~0, variance ~1 over 303 x 3 values, none left at 0.05.
+  std::vector<double> rest;
+  for (int64_t id = 0; id < vocab.size(); ++id)
+    if (id != dog)
+      for (double x : to(select(emb, 0, id), DType::Float64).to_vector<double>()) rest.push_back(x);
+  double mean = 0, var = 0;
+  for (double x : rest) mean += x / static_cast<double>(rest.size());
+  for (double x : rest) var += (x - mean) * (x - mean) / static_cast<double>(rest.size());
+  EXPECT_NEAR(mean, 0.0, 0.15);
+  EXPECT_NEAR(var, 1.0, 0.2);
+  EXPECT_EQ(std::count(rest.begin(), rest.end(), static_cast<double>(0.05f)), 0);
+  for (int64_t special : {data::Vocabulary::kPad, data::Vocabulary::kStart, data::Vocabulary::kEnd,
+                          data::Vocabulary::kUnk})
+    EXPECT_FALSE(test::values_equal(select(emb, 0, special), {0.05, 0.05, 0.05})) << special;
+  // The same generator state gives the same rows; a bad file changes neither the embedding nor the generator.
+  Generator again(7);
+  const Tensor emb2 = zeros({vocab.size(), 3});
+  train::rcsl::init_from_word_vectors(file, vocab, emb2, again);
+  EXPECT_TRUE(test::values_equal(emb2, to(emb, DType::Float64).to_vector<double>()));
+  const Tensor untouched = zeros({vocab.size(), 3});
+  Generator fresh(7);
+  EXPECT_THROWS_WITH(train::rcsl::init_from_word_vectors(write("dog 1 x 3\n"), vocab, untouched, fresh), "line 1");
+  EXPECT_EQ(amax(abs(untouched)).item<double>(), 0.0);
+  EXPECT_EQ(fresh.offset(), 0u);
 }
 
 TEST_F(RcslWordVectors, ErrorsNameTheFileAndLine) {

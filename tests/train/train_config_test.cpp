@@ -67,6 +67,26 @@ TEST(TrainConfig, L2rmPositivesMaskIsOnIffNoiseIsInjected) {
   EXPECT_EQ(rcl.mask_positives, "auto");  // not an L2RM run: nothing to resolve
 }
 
+// The noise protocol of each method when --noise_mode is not given (issue 15 point 5): RCSL-NC follows NCR's
+// caption-level shuffling, the pairs methods RCL/DECL's image level (the published index files), uotrcl
+// symmetric labels; a given --noise_mode wins.
+TEST(TrainConfig, NoiseModeDefaultsPerMethod) {
+  auto mode = [](const std::string& method, const std::string& flag) {
+    TrainConfig c = base(method);
+    c.noise_ratio = 0.2;
+    c.noise_mode = flag;
+    resolve_defaults(c);
+    return c.noise_mode;
+  };
+  EXPECT_EQ(mode("rcsl-nc", ""), "caption");
+  EXPECT_EQ(mode("rcsl-nc", "image"), "image");
+  EXPECT_EQ(mode("l2rm", ""), "image");
+  EXPECT_EQ(mode("rcl", ""), "image");
+  EXPECT_EQ(mode("uotrcl", ""), "symmetric");
+  EXPECT_EQ(mode("uotrcl", "mrl"), "mrl");
+  EXPECT_THROWS_WITH(mode("rcsl-nc", "symmetric"), "--noise_mode", "symmetric");
+}
+
 TEST(TrainConfig, RclCocoUsesTheOptsDefaultLearningRate) {
   TrainConfig f30k = base("rcl", "f30k");
   resolve_defaults(f30k);

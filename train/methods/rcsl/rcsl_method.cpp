@@ -86,12 +86,14 @@ RcslMethod::RcslMethod(const TrainConfig& config, const RcslOptions& options, st
   model_ = std::make_unique<models::VseModel>(mc, DType::Float32, &model_gen_);
   if (options_.word_vectors.empty()) {
     log_ << "word vectors: none given (--word_vectors); the word embedding keeps its uniform U(-0.1, 0.1) "
-            "initialisation (the official runs use GloVe 840B-300d)\n";
+            "initialisation, as the official code without GloVe (the official runs use GloVe 840B-300d)\n";
   } else {
-    const rcsl::WordVectorStats s =
-        rcsl::load_word_vectors(options_.word_vectors, data_.vocab, model_->txt_enc().word_embeddings());
+    // As the official code with GloVe: N(0, 1) (nn.Embedding's default) where the file has no vector.
+    const rcsl::WordVectorStats s = rcsl::init_from_word_vectors(options_.word_vectors, data_.vocab,
+                                                                 model_->txt_enc().word_embeddings(), model_gen_);
     log_ << "word vectors: " << s.found << " of " << s.vocabulary << " vocabulary words found in "
-         << options_.word_vectors << " (" << s.file_words << " vectors); the others keep U(-0.1, 0.1)\n";
+         << options_.word_vectors << " (" << s.file_words << " vectors); the others keep nn.Embedding's N(0, 1), "
+         << "as the official code\n";
   }
   model_->to(device_);
   new_optimizer(Stage::Learning);

@@ -21,10 +21,12 @@
 // gradient-norm clip at --grad_clip and one AdamW step (weight decay --weight_decay, 0.01 as PyTorch's default).
 // Validation: rSum on dev from the cosine similarities of the eval-mode embeddings; test likewise on
 // --test_split (COCO 5-fold 1K with --coco_folds). --word_vectors FILE initialises the word embeddings from a
-// GloVe text file (word_vectors.h); without it they stay U(−0.1, 0.1), and the log says so (SPEC decision 7).
+// GloVe text file as the official code does with GloVe (word_vectors.h: the file's vectors, N(0, 1) elsewhere);
+// without it they stay U(−0.1, 0.1), the code's non-GloVe init, and the log says so (SPEC decision 7).
 //
 // rcsl-nc — our reading of the paper's one paragraph (the details are in an unavailable supplementary): the
-// training pairs carry injected mismatches (--noise_ratio/--noise_mode/--noise_file, data/noise.h), nothing is
+// training pairs carry injected mismatches (--noise_ratio/--noise_file; --noise_mode caption by default, NCR's
+// caption-level shuffling that the paper follows, data/noise.h), nothing is
 // known to be paired. The first --warmup_epoch epochs (counted inside --num_epochs, so RCSL's schedule,
 // --mine_epoch and --lr_milestones keep their meaning) train SDL with every pair treated as paired. From then
 // on, at the start of every epoch, the model in eval mode gives each training pair L2RM's per-sample split

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "autograd/autograd.h"
+#include "nn/nn.h"
 
 namespace rematch::train::rcsl {
 namespace {
@@ -27,9 +28,13 @@ std::vector<size_t> field_starts(const std::string& line) {
   return starts;
 }
 
-}  // namespace
+// The file's vector of each vocabulary id (empty: not in the file), after the word-hit retry.
+struct VocabularyVectors {
+  std::vector<std::vector<float>> by_id;
+  WordVectorStats stats;
+};
 
-WordVectorStats load_word_vectors(const std::string& path, const data::Vocabulary& vocab, const Tensor& embedding) {
+VocabularyVectors read_word_vectors(const std::string& path, const data::Vocabulary& vocab, const Tensor& embedding) {
   REMATCH_CHECK(embedding.defined() && embedding.dim() == 2 && embedding.size(0) == vocab.size(),
                 "load_word_vectors: the embedding must be [", vocab.size(), ", dim], got ",
                 embedding.defined() ? embedding.describe() : "undefined");
@@ -60,8 +65,9 @@ WordVectorStats load_word_vectors(const std::string& path, const data::Vocabular
     size_t word_end = first_number;
     while (word_end > 0 && line[word_end - 1] == ' ') --word_end;
     auto it = wanted.find(line.substr(0, word_end));
-    if (it == wanted.end() || !it->second.empty()) continue;  // not needed, or the first occurrence already kept
+    if (it == wanted.end()) continue;
     std::vector<float>& v = it->second;
+    v.clear();  // a repeated word: the last vector counts (torchtext's stoi)
     v.reserve(static_cast<size_t>(dim));
     const char* p = line.c_str() + first_number;
     for (int64_t k = 0; k < dim; ++k) {
@@ -75,15 +81,41 @@ WordVectorStats load_word_vectors(const std::string& path, const data::Vocabular
   }
   REMATCH_CHECK(!in.bad(), "--word_vectors: error reading '", path, "' after line ", line_no);
 
-  NoGradGuard no_grad;
+  VocabularyVectors out;
+  out.stats = stats;
   for (int64_t id = 0; id < vocab.size(); ++id) {
     const std::vector<float>* v = &wanted.at(vocab.word(id));
     if (v->empty()) v = &wanted.at(word_hit_variant(vocab.word(id)));
-    if (v->empty()) continue;
-    kernels::copy_(kernels::select(embedding, 0, id), from_vector(*v));
-    ++stats.found;
+    out.by_id.push_back(*v);
+    if (!v->empty()) ++out.stats.found;
   }
-  return stats;
+  return out;
+}
+
+void write_rows(const VocabularyVectors& vectors, const Tensor& embedding) {
+  NoGradGuard no_grad;
+  for (size_t id = 0; id < vectors.by_id.size(); ++id)
+    if (!vectors.by_id[id].empty())
+      kernels::copy_(kernels::select(embedding, 0, static_cast<int64_t>(id)), from_vector(vectors.by_id[id]));
+}
+
+}  // namespace
+
+WordVectorStats load_word_vectors(const std::string& path, const data::Vocabulary& vocab, const Tensor& embedding) {
+  const VocabularyVectors vectors = read_word_vectors(path, vocab, embedding);
+  write_rows(vectors, embedding);
+  return vectors.stats;
+}
+
+WordVectorStats init_from_word_vectors(const std::string& path, const data::Vocabulary& vocab,
+                                       const Tensor& embedding, Generator& gen) {
+  const VocabularyVectors vectors = read_word_vectors(path, vocab, embedding);  // errors before any draw
+  {
+    NoGradGuard no_grad;
+    nn::normal_(embedding, 0.0, 1.0, &gen);  // nn.Embedding's default, kept for the rows the file lacks
+  }
+  write_rows(vectors, embedding);
+  return vectors.stats;
 }
 
 }  // namespace rematch::train::rcsl
