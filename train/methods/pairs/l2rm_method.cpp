@@ -28,10 +28,11 @@ bool positives_masked(const TrainConfig& c) {
 
 }  // namespace
 
-L2rmMethod::L2rmMethod(const TrainConfig& config, std::ostream& log) : PairsMethod(config, log) {
+L2rmMethod::L2rmMethod(const TrainConfig& config, std::ostream& log, DType dtype)
+    : PairsMethod(config, log, dtype) {
   REMATCH_CHECK(config_.method == "l2rm", "L2rmMethod: method is '", config_.method, "'");
   // f_c's width is the number of captions of a batch (§1.4): the batch size is baked into it.
-  cost_net_ = std::make_unique<models::CostNet>(config_.batch_size);
+  cost_net_ = std::make_unique<models::CostNet>(config_.batch_size, dtype_);
   cost_net_->to(device_);
   cost_optimizer_ = std::make_unique<nn::Adam>(cost_net_->parameters(), config_.cost_lr);
   REMATCH_CHECK(data_.train->num_images() >= config_.batch_size, "l2rm: the image queue needs --batch_size (",
@@ -40,7 +41,7 @@ L2rmMethod::L2rmMethod(const TrainConfig& config, std::ostream& log) : PairsMeth
   const Tensor rows = randperm(data_.train->num_images(), Device::cpu(), &sample_gen_);
   std::vector<int64_t> first = rows.to_vector<int64_t>();
   first.resize(static_cast<size_t>(config_.batch_size));
-  queue_ = to(data_.train->images(first), device_);
+  queue_ = to(to(data_.train->images(first), dtype_), device_);
   log_ << "l2rm: positives mask " << (positives_masked(config_) ? "on" : "off") << ", ε = " << config_.reg
        << ", ρ = " << config_.rho << ", dummy costs " << config_.dummy_costs << "\n";
 }
@@ -149,7 +150,7 @@ double L2rmMethod::cost_update(const data::Batch& clean, const data::Batch& nois
     model_->train();
   }
   // L_OT = Σ π^sup ⊙ f_c(S^key), one Adam step on f_c only.
-  const Tensor loss = sum(to(sup, device_) * cost_net_->forward(key_scores));
+  const Tensor loss = sum(to(to(sup, dtype_), device_) * cost_net_->forward(key_scores));
   const double value = loss.item<double>();
   check_finite_loss(name(), epoch_, -1, "cost", value);
   cost_optimizer_->zero_grad();
@@ -176,7 +177,7 @@ Tensor L2rmMethod::rematch_plan(const Tensor& S) {
   ot::DummyOptions d;
   d.costs = config_.dummy_costs == "l2rm" ? ot::DummyCost::L2RM : ot::DummyCost::L2RMShifted;
   const ot::SinkhornResult r = ot::partial_sinkhorn(C, Tensor(), Tensor(), config_.rho, o, d);
-  return to(to(r.plan, DType::Float32), device_);
+  return to(to(r.plan, S.dtype()), device_);
 }
 
 StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {

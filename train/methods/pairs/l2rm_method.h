@@ -24,7 +24,8 @@ namespace rematch::train {
 
 class L2rmMethod : public PairsMethod {
  public:
-  L2rmMethod(const TrainConfig& config, std::ostream& log);
+  // `dtype`: as PairsMethod's (float64 for the golden-step test); the cost net and the image queue follow it.
+  L2rmMethod(const TrainConfig& config, std::ostream& log, DType dtype = DType::Float32);
 
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;

@@ -48,15 +48,16 @@ EvalResult test_result(const Tensor& sims, int64_t captions_per_image, const Tra
   return r;
 }
 
-PairsMethod::PairsMethod(const TrainConfig& config, std::ostream& log)
+PairsMethod::PairsMethod(const TrainConfig& config, std::ostream& log, DType dtype)
     : config_(config),
       log_(log),
       data_(load_pairs_data(config, config.method == "rcl", log)),
       device_(Device::parse(config.device)),
+      dtype_(dtype),
       model_gen_(config.seed),
       sample_gen_(config.seed ^ 0x5a5a5a5a5a5a5a5aull) {
   const models::SgrafConfig mc = model_config(config_, data_);
-  model_ = std::make_unique<models::SgrafModel>(mc, DType::Float32, &model_gen_);
+  model_ = std::make_unique<models::SgrafModel>(mc, dtype_, &model_gen_);
   model_->to(device_);
   optimizer_ = std::make_unique<nn::Adam>(model_->parameters(), config_.learning_rate);
   data::BatcherOptions o;
@@ -90,6 +91,7 @@ EpochInfo PairsMethod::begin_epoch(int64_t epoch) {
 
 data::Batch PairsMethod::batch(const std::vector<int64_t>& captions) const {
   data::Batch b = all_pairs_->make_batch(captions);
+  if (b.regions.dtype() != dtype_) b.regions = to(b.regions, dtype_);
   if (!device_.is_cpu()) {
     b.regions = to(b.regions, device_);
     b.captions = to(b.captions, device_);

@@ -29,7 +29,9 @@ namespace rematch::train {
 class PairsMethod : public Method {
  public:
   // Loads the data (errors before any training) and builds the model and optimizer. `log` must outlive this.
-  PairsMethod(const TrainConfig& config, std::ostream& log);
+  // `dtype` is the model's (and every training tensor's): float32 for runs, float64 for the golden-step tests
+  // (tests/train/*_golden_step_test.cpp), whose references run in float64.
+  PairsMethod(const TrainConfig& config, std::ostream& log, DType dtype = DType::Float32);
 
   std::string name() const override { return config_.method; }
   int64_t num_epochs() const override { return config_.warmup_epoch + config_.num_epochs; }
@@ -67,6 +69,7 @@ class PairsMethod : public Method {
   std::ostream& log_;
   PairsData data_;
   Device device_;
+  DType dtype_;           // of the model, the batches' regions and every loss
   Generator model_gen_;   // initial weights and dropout masks
   Generator sample_gen_;  // RCL's random negatives, L2RM's reconstructed pairs and image queue
   std::unique_ptr<models::SgrafModel> model_;
