@@ -83,7 +83,8 @@ RcslMethod::RcslMethod(const TrainConfig& config, const RcslOptions& options, st
   mc.img_dim = train.feature_dim();
   mc.word_dim = options_.word_dim;
   mc.embed_size = options_.embed_size;
-  model_ = std::make_unique<models::VseModel>(mc, DType::Float32, &model_gen_);
+  mc.text_dropout = options_.text_dropout;
+  model_ = std::make_unique<models::VseModel>(mc, options_.dtype, &model_gen_);
   if (options_.word_vectors.empty()) {
     log_ << "word vectors: none given (--word_vectors); the word embedding keeps its uniform U(-0.1, 0.1) "
             "initialisation, as the official code without GloVe (the official runs use GloVe 840B-300d)\n";
@@ -249,7 +250,7 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
   }
 
   // View 0: the batch's pairs, augmented (§3.1).
-  Tensor regions = train.images(rows), region_lengths = full_lengths(batch, train.num_regions());
+  Tensor regions = to(train.images(rows), options_.dtype), region_lengths = full_lengths(batch, train.num_regions());
   auto [ids, lengths] = caption_batch(train, captions);
   if (options_.augment) {
     const models::PaddedBatch r = models::augment_region_batch(regions, Tensor(), augment_gen_);
@@ -283,7 +284,8 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
     }
     const auto [mined_ids, mined_lengths] = caption_batch(train, mined_captions);
     const models::VseEmbeddings view1 =
-        model_->forward(to(train.images(mined_rows), device_), full_lengths(batch, train.num_regions()),
+        model_->forward(to(to(train.images(mined_rows), options_.dtype), device_),
+                        full_lengths(batch, train.num_regions()),
                         to(mined_ids, device_), mined_lengths);
     terms.emplace_back(
         "rcm", rcsl::rcm_loss(view0.images, view0.captions, view1.images, view1.captions, num_paired, options_.tau));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/dtype.h"
 #include "train/methods/train_config.h"
 
 namespace rematch::train {
@@ -38,6 +39,10 @@ struct RcslOptions {
   int64_t eval_block = 100;  // rows per encoding block (validation, bank, per-sample losses)
   int64_t bank_block = 400;  // query rows per similarity block of the bank (the code's COCO 400)
   uint64_t seed = 0;
+  // No flags: the golden-step test (tests/train/rcsl_golden_step_test.cpp) runs the model in float64 with the
+  // text dropout off, as its float64 PyTorch reference does.
+  DType dtype = DType::Float32;
+  double text_dropout = 0.1;  // EncoderText_gru's Dropout(0.1)
 };
 
 // Checks and copies the config's RCSL settings. An Error names the flag: --paired_length missing for rcsl, an
