@@ -1,13 +1,20 @@
 #!/usr/bin/python3
 """Converts an official SGRAF/NCR-lineage PyTorch checkpoint (.pth.tar) into a safetensors file rematch reads.
 
-Usage:  /usr/bin/python3 tools/convert_pth.py CHECKPOINT.pth.tar OUT.safetensors [--model A|B]
+Usage:  /usr/bin/python3 tools/convert_pth.py CHECKPOINT.pth.tar OUT.safetensors [--model A|B] [--no_checks]
 
 SGRAF (and SCAN/SGR/SAF) save {'model': [img_enc, txt_enc, sim_enc] state dicts, 'opt': argparse options,
 'epoch', 'best_rsum', 'Eiters'}; NCR saves two such models as 'model_A' and 'model_B' (choose one with
 --model). Each sub-dict keeps its PyTorch names behind the prefix img_enc. / txt_enc. / sim_enc.
 ("txt_enc.cap_rnn.weight_ih_l0", "sim_enc.SGR_module.0.graph_query_w.weight"). The options go into the
 metadata as "opt" (JSON), next to "epoch", "best_rsum", "Eiters" where present and "source" (the file name).
+
+Before writing, the model is checked as rematch will check it when it loads the file (tools/sgraf_layout.py):
+the options against the tensors (module_name, bi_gru, no_imgnorm, no_txtnorm, the sizes), and every tensor
+name and shape of an SGR or SAF model, missing and extra ones named. DataParallel's "module." prefix is
+dropped. A user error (unreadable file, wrong model, unwritable output) prints one line per problem, no
+traceback, and exits with status 2; the output folder is created when missing. --no_checks writes the
+tensors as they are (for files that are not SGR/SAF models, such as the test fixtures).
 
 Needs torch (to unpickle the checkpoint) and numpy, not the `safetensors` package: the format is written
 here by hand, laid out as rematch's own writer lays it out (header padded to 8 bytes, tensors by decreasing
@@ -23,14 +30,32 @@ import tempfile
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sgraf_layout import LayoutError, check_model  # noqa: E402
+
 PREFIXES = {3: ("img_enc", "txt_enc", "sim_enc"), 2: ("img_enc", "txt_enc")}
 DTYPES = {torch.float32: ("F32", "<f4"), torch.float64: ("F64", "<f8"), torch.int32: ("I32", "<i4"),
           torch.int64: ("I64", "<i8"), torch.bool: ("BOOL", "|b1"), torch.uint8: ("U8", "|u1")}
 WIDENED = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
 
 
-def fail(message):
-    sys.exit(f"convert_pth: {message}")
+USER_ERROR = 2
+
+
+def fail(*messages):
+    for message in messages:
+        print(f"convert_pth: error: {message}", file=sys.stderr)
+    sys.exit(USER_ERROR)
+
+
+def strip_data_parallel(state, prefix):
+    """nn.DataParallel saves every name behind "module."; the official loaders strip it, and so do we."""
+    names = list(state)
+    if names and all(name.startswith("module.") for name in names):
+        print(f"convert_pth: {prefix}: dropped DataParallel's 'module.' prefix from {len(names)} names",
+              file=sys.stderr)
+        return type(state)((name[len("module."):], value) for name, value in state.items())
+    return state
 
 
 def pick_model(checkpoint, which):
@@ -56,7 +81,9 @@ def named_tensors(model):
              f"{type(model).__name__}" + (f" of length {len(model)}" if isinstance(model, (list, tuple)) else ""))
     out = []
     for prefix, state in zip(PREFIXES[len(model)], model):
-        for name, value in state.items():
+        if not hasattr(state, "items"):
+            fail(f"the {prefix} entry of the model is a {type(state).__name__}, not a state dict")
+        for name, value in strip_data_parallel(state, prefix).items():
             if not isinstance(value, torch.Tensor):
                 fail(f"{prefix}.{name} is a {type(value).__name__}, not a tensor")
             value = value.detach().cpu()
@@ -69,11 +96,23 @@ def named_tensors(model):
     return out
 
 
+def options_of(checkpoint):
+    """The argparse options as a dict (a Namespace or a dict in the file), or None."""
+    opt = checkpoint.get("opt")
+    if opt is None:
+        return None
+    if hasattr(opt, "__dict__"):
+        return dict(vars(opt))
+    try:
+        return dict(opt)
+    except (TypeError, ValueError):
+        fail(f"the checkpoint's 'opt' is a {type(opt).__name__}, neither an argparse Namespace nor a dict")
+
+
 def metadata(checkpoint, source):
     meta = {"source": source}
-    opt = checkpoint.get("opt")
-    if opt is not None:
-        options = vars(opt) if hasattr(opt, "__dict__") else dict(opt)
+    options = options_of(checkpoint)
+    if options is not None:
         meta["opt"] = json.dumps(options, sort_keys=True, default=str)
     for key in ("epoch", "best_rsum", "Eiters"):
         if key in checkpoint:
@@ -101,7 +140,16 @@ def safetensors_bytes(tensors, meta):
 
 def write_atomically(path, data):
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".tmp.")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        fail(f"cannot create the output folder '{folder}': {e.strerror}")
+    if os.path.isdir(path):
+        fail(f"the output '{path}' is a folder; give a file name, e.g. {os.path.join(path, 'model.safetensors')}")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".tmp.")
+    except OSError as e:
+        fail(f"cannot write into the output folder '{folder}': {e.strerror}")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -109,6 +157,9 @@ def write_atomically(path, data):
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
+    except OSError as e:
+        os.unlink(tmp)
+        fail(f"cannot write '{path}': {e.strerror}")
     except BaseException:
         os.unlink(tmp)
         raise
@@ -119,15 +170,26 @@ def main():
     parser.add_argument("checkpoint", help="the .pth.tar file")
     parser.add_argument("output", help="the .safetensors file to write")
     parser.add_argument("--model", choices=["A", "B"], help="which model of an NCR checkpoint (model_A/model_B)")
+    parser.add_argument("--no_checks", action="store_true",
+                        help="write the tensors as they are, without checking them as an SGR/SAF model")
     args = parser.parse_args()
+    if not os.path.isfile(args.checkpoint):
+        fail(f"there is no file '{args.checkpoint}'")
     try:
         checkpoint = torch.load(args.checkpoint, map_location="cpu")
     except Exception as e:  # noqa: BLE001 - any unpickling problem is reported the same way
-        fail(f"cannot load '{args.checkpoint}': {e}")
+        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        fail(f"cannot load '{args.checkpoint}' with torch.load (is it a PyTorch checkpoint?): {first_line}")
     tensors = named_tensors(pick_model(checkpoint, args.model))
     names = [name for name, _ in tensors]
     if len(set(names)) != len(names):
         fail("repeated tensor names after prefixing")
+    if not args.no_checks:
+        try:
+            check_model({name: tuple(t.shape) for name, t in tensors}, options_of(checkpoint))
+        except LayoutError as e:
+            fail(*[f"'{args.checkpoint}': {problem}" for problem in e.args[0]],
+                 "nothing written: rematch would refuse this model (--no_checks writes the tensors anyway)")
     write_atomically(args.output, safetensors_bytes(tensors, metadata(checkpoint, os.path.basename(args.checkpoint))))
     print(f"convert_pth: wrote {len(tensors)} tensors to {args.output}")
 

@@ -281,7 +281,8 @@ TEST_F(Checkpoint, ConverterReproducesTheFixturesFromTorchFiles) {
   const std::string python = "/usr/bin/python3 ";
   const std::string quiet = " >/dev/null 2>&1";
   ASSERT_EQ(std::system((python + root + "tests/reference/make_fake_pth.py " + dir_.string() + quiet).c_str()), 0);
-  const std::string convert = python + root + "tools/convert_pth.py ";
+  // --no_checks: the fake models are a few real tensor names at toy sizes, not whole SGR models.
+  const std::string convert = python + root + "tools/convert_pth.py --no_checks ";
   ASSERT_EQ(std::system((convert + path("fake_sgraf.pth.tar") + " " + path("sgraf.safetensors") + quiet).c_str()), 0);
   ASSERT_EQ(std::system((convert + path("fake_ncr.pth.tar") + " " + path("ncr_B.safetensors") + " --model B" + quiet)
                             .c_str()), 0);
