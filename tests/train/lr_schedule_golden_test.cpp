@@ -1,0 +1,107 @@
+// The learning rate of every epoch of a whole run, per method, against a transcription of each official code's
+// schedule (tests/reference/schedule_reference.py, fixtures tests/fixtures/golden_steps/schedules/):
+//   rcl   lr0·0.1^⌊epoch/lr_update⌋ (RCL-SGRAF adjust_learning_rate)
+//   l2rm  constant through the warm-up, then lr0·0.1^⌊main epoch/lr_update⌋ for the retrieval net and the cost
+//         net alike (main_L2RM.py, SPEC-methods §1.1)
+//   rcsl  AdamW re-created at mine_epoch (lr back to lr0) and ×0.1 on the current lr at each milestone, with
+//         milestones before, on and after the re-creation (train.py, SPEC-methods §3.5)
+// The methods run their own begin_epoch/end_epoch on the golden-step data sets (no training step is needed: the
+// lr of an epoch is set when it begins). Relative tolerance 1e-10 (the closed forms and the reference's
+// repeated ×0.1 differ by roundings only).
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "golden_step_util.h"
+#include "train/methods/pairs/l2rm_method.h"
+#include "train/methods/rcsl/rcsl_method.h"
+
+namespace rematch::train {
+namespace {
+
+class LrScheduleGoldenTest : public test::TempDirTest {
+ protected:
+  TrainConfig pairs_config(const std::string& method, const std::string& fixture) {
+    test::write_golden_precomp(fixture, path("data"), "golden_precomp", 12);
+    TrainConfig c;
+    c.method = method;
+    c.data_path = path("data");
+    c.data_name = "golden_precomp";
+    c.embed_size = 4;
+    c.word_dim = 3;
+    c.sim_dim = 4;
+    c.progress = "none";
+    return c;
+  }
+
+  static void expect_lrs(const std::vector<double>& got, const std::string& name) {
+    const std::vector<double> want = test::golden("schedules", name).to_vector<double>();
+    ASSERT_EQ(got.size(), want.size()) << name;
+    for (size_t e = 0; e < got.size(); ++e) EXPECT_NEAR(got[e], want[e], 1e-10 * want[e]) << name << " epoch " << e;
+  }
+};
+
+TEST_F(LrScheduleGoldenTest, Rcl) {
+  TrainConfig c = pairs_config("rcl", "rcl");
+  c.batch_size = 6;
+  c.learning_rate = 2e-4;
+  c.lr_update = 3;
+  c.num_epochs = 7;
+  resolve_defaults(c);
+  std::ostringstream log;
+  PairsMethod method(c, log);
+  std::vector<double> lrs;
+  for (int64_t e = 0; e < method.num_epochs(); ++e) {
+    method.begin_epoch(e);
+    lrs.push_back(method.learning_rate());
+    method.end_epoch(e);
+  }
+  expect_lrs(lrs, "rcl_lr");
+}
+
+TEST_F(LrScheduleGoldenTest, L2rmRetrievalAndCostNets) {
+  TrainConfig c = pairs_config("l2rm", "l2rm");
+  c.batch_size = 8;
+  c.learning_rate = 2e-4;
+  c.cost_lr = 2e-6;
+  c.lr_update = 2;
+  c.warmup_epoch = 2;
+  c.num_epochs = 5;
+  resolve_defaults(c);
+  std::ostringstream log;
+  L2rmMethod method(c, log);
+  std::vector<double> lrs, cost_lrs;
+  for (int64_t e = 0; e < method.num_epochs(); ++e) {
+    method.begin_epoch(e);
+    lrs.push_back(method.learning_rate());
+    TrainingState s;
+    method.save_state(s);
+    cost_lrs.push_back(nlohmann::json::parse(s.get_entry("cost_optim.")).at("lrs").at(0).get<double>());
+    method.end_epoch(e);
+  }
+  expect_lrs(lrs, "l2rm_lr");
+  expect_lrs(cost_lrs, "l2rm_cost_lr");
+}
+
+TEST_F(LrScheduleGoldenTest, RcslOptimizerRecreatedAtMineEpoch) {
+  TrainConfig c = pairs_config("rcsl", "rcsl_learning");
+  c.paired_length = 4;
+  c.batch_size = 8;
+  c.learning_rate = 5e-4;
+  c.num_epochs = 8;
+  c.mine_epoch = 4;
+  c.lr_milestones = {2, 4, 6};
+  c.unpaired_keep = 1;
+  resolve_defaults(c);
+  std::ostringstream log;
+  RcslMethod method(c, rcsl_options(c), log);
+  std::vector<double> lrs;
+  for (int64_t e = 0; e < method.num_epochs(); ++e) {
+    method.begin_epoch(e);
+    lrs.push_back(method.learning_rate());
+    method.end_epoch(e);
+  }
+  expect_lrs(lrs, "rcsl_lr");
+}
+
+}  // namespace
+}  // namespace rematch::train
