@@ -143,7 +143,11 @@ def write_atomically(path, data):
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as e:
-        fail(f"cannot create the output folder '{folder}': {e.strerror}")
+        blocker = folder
+        while blocker != os.path.dirname(blocker) and not os.path.lexists(blocker):
+            blocker = os.path.dirname(blocker)
+        in_the_way = f" ('{blocker}' is a file, not a folder)" if os.path.isfile(blocker) else ""
+        fail(f"cannot create the output folder '{folder}': {e.strerror}{in_the_way}")
     if os.path.isdir(path):
         fail(f"the output '{path}' is a folder; give a file name, e.g. {os.path.join(path, 'model.safetensors')}")
     try:
