@@ -74,6 +74,12 @@ void add_flags(CLI::App& cmd, TrainConfig& c) {
   opt("dummy_costs", c.dummy_costs, "L2RM dummy costs: shifted (same plan, float32-safe) | l2rm (ξ = 100 max C)")
       ->capture_default_str();
   opt("max_reserved", c.max_reserved, "L2RM reconstructed positives per cost update: U{1..max} (default batch/10)");
+  opt("rematch_ot", c.rematch_ot,
+      "L2RM rematch plan: partial (masked partial OT, mass rho; default) | full (balanced OT, mass 1: Table 3's "
+      "w/o partial OT)");
+  opt("cost_function", c.cost_function,
+      "L2RM OT cost: learned (f_c, trained on reconstructed pairs; default) | cosine (1 - S, f_c never updated: "
+      "Table 3's w/o learnable cost)");
   opt("paired_length", c.paired_length, "RCSL: images that keep their captions (required for rcsl)");
   opt("mine_epoch", c.mine_epoch, "RCSL: first epoch of the mining stage (default 25)");
   opt("lr_milestones", c.lr_milestones, "RCSL: epochs where the learning rate is multiplied by 0.1 (default 15 30 45)");
@@ -84,6 +90,17 @@ void add_flags(CLI::App& cmd, TrainConfig& c) {
       "RCSL: GloVe text file for the word embedding; words it lacks get N(0, 1), as the official code (default: "
       "no file, every word U(-0.1, 0.1), the code's init without GloVe)");
   cmd.add_flag("--no_augment", c.no_augment, "RCSL: no region/token augmentation");
+  cmd.add_flag("--no_reg", c.no_reg, "RCSL ablation (Table 6 #2): drop L_reg (alignment + uniformity)");
+  cmd.add_flag("--no_trl", c.no_trl,
+               "RCSL ablation (Table 6 #3, 'w/o L_sdl†'): drop the paired triplet L_trl† of Eq. 5, keep L_reg "
+               "(the dagger is L_trl†'s; #8 'w/o L_sdl† & L_rcm' must leave L_reg)");
+  cmd.add_flag("--no_rcm_t", c.no_rcm_t,
+               "RCSL ablation (Table 6 #4): drop L_rcm^t = L_m(B_t), the pairs (I_i, T'_i) with mined texts (Eq. 7-8)");
+  cmd.add_flag("--no_rcm_v", c.no_rcm_v,
+               "RCSL ablation (Table 6 #5): drop L_rcm^v = L_m(B_v), the pairs (I'_i, T_i) with mined images");
+  cmd.add_flag("--no_rcm", c.no_rcm,
+               "RCSL ablation (Table 6 #6, Table 4's 'RCSL w/o RCM'): no mining loss and no memory bank; the "
+               "stages, optimizer reset and batches stay (#7: with --no_reg, #8: with --no_trl)");
   opt("hidden_dim", c.hidden_dim, "UOT-RCL MLP width")->capture_default_str();
   opt("output_dim", c.output_dim, "UOT-RCL common space size")->capture_default_str();
   opt("confident_per_class", c.confident_per_class, "UOT-RCL confident samples per class")->capture_default_str();
@@ -105,6 +122,11 @@ void add_flags(CLI::App& cmd, TrainConfig& c) {
   opt("rel_cost_norm", c.rel_cost_norm, "UOT-RCL relation OT cost: mean (divided by its mean) | none")
       ->capture_default_str();
   opt("target_update", c.target_update, "UOT-RCL target moving average (Eq. 9): epoch | batch")->capture_default_str();
+  cmd.add_flag("--no_plc", c.no_plc, "UOT-RCL ablation: drop L_PLC (Eq. 15); the main loss is lambda_bhg L_BHG");
+  cmd.add_flag("--no_bhg", c.no_bhg, "UOT-RCL ablation: drop L_BHG (Eq. 18); the main loss is L_PLC");
+  opt("confident_set", c.confident_set,
+      "UOT-RCL confident set G: jsd (Eq. 5, default) | random (as many training pairs drawn uniformly: the "
+      "ablation)");
   opt("run_dir", c.run_dir, "Run folder (default runs/<method>-<date>-<time>)");
   opt("resume", c.resume, "Continue the interrupted run in this folder, with its saved settings");
   cmd.add_flag("--overwrite", c.overwrite, "Replace an earlier run in --run_dir");

@@ -11,6 +11,7 @@
 
 #include "tensor/device.h"
 #include "tensor/error.h"
+#include "train/methods/ablations.h"
 
 namespace rematch::train {
 namespace {
@@ -24,10 +25,11 @@ using Json = nlohmann::json;
   X(num_epochs) X(warmup_epoch) X(learning_rate) X(lr_update) X(grad_clip) X(module_name) X(embed_size)        \
   X(word_dim) X(sim_dim) X(sgr_step) X(dropout) X(margin) X(triplet_negatives) X(tau) X(loss) X(neg_ratio)     \
   X(reg) X(rho) X(cost_lr) X(ot_max_iter) X(ot_tol) X(split_loss) X(rce_label) X(mask_positives)               \
-  X(rematch_loss) X(dummy_costs) X(max_reserved) X(paired_length) X(mine_epoch) X(lr_milestones)               \
-  X(weight_decay) X(bank_refresh) X(unpaired_keep) X(word_vectors) X(no_augment) X(hidden_dim) X(output_dim)   \
+  X(rematch_loss) X(dummy_costs) X(max_reserved) X(rematch_ot) X(cost_function) X(paired_length) X(mine_epoch)  \
+  X(lr_milestones) X(weight_decay) X(bank_refresh) X(unpaired_keep) X(word_vectors) X(no_augment) X(no_reg)    \
+  X(no_trl) X(no_rcm_t) X(no_rcm_v) X(no_rcm) X(hidden_dim) X(output_dim)                                       \
   X(confident_per_class) X(knn) X(gamma) X(lambda_bhg) X(tau1) X(tau2) X(tau3) X(s_start) X(s_end) X(lc_eps)   \
-  X(lc_iters) X(rel_eps) X(rel_iters) X(lc_eps_scale) X(lc_corner) X(rel_cost_norm) X(target_update) X(run_dir) X(resume) X(overwrite) X(progress) X(log_step) X(plots)       \
+  X(lc_iters) X(rel_eps) X(rel_iters) X(lc_eps_scale) X(lc_corner) X(rel_cost_norm) X(target_update) X(no_plc) X(no_bhg) X(confident_set) X(run_dir) X(resume) X(overwrite) X(progress) X(log_step) X(plots)       \
   X(detect_anomaly) X(max_steps) X(eval_batch)
 
 const std::set<std::string> kPairsMethods = {"triplet", "infonce", "rcl", "l2rm"};
@@ -254,6 +256,7 @@ void resolve_defaults(TrainConfig& c) {
   if (c.method == "uotrcl")
     REMATCH_CHECK(c.warmup_epoch < c.num_epochs, "--warmup_epoch (", c.warmup_epoch,
                   ") must be smaller than --num_epochs (", c.num_epochs, "): UOT-RCL counts warm-up inside");
+  resolve_ablations(c);
 }
 
 std::string to_json(const TrainConfig& c) {

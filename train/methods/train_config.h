@@ -70,10 +70,13 @@ struct TrainConfig {
   double ot_tol = 1e-3;             // ‖Δu‖₂ stop, as sinkhorn_log_domain
   std::string split_loss = "mean";  // mean (code) | hardest (paper Eq. 4)
   std::string rce_label = "code";   // code (I + 1e-7) | paper (clip to [ε, 1−ε])
-  std::string mask_positives = "auto";  // auto (on iff noise_ratio ≠ 0, as the code) | on | off
+  std::string mask_positives = "auto";  // auto (on iff noise is injected, resolved to on | off) | on | off
   std::string rematch_loss = "sym_kl";  // sym_kl | kl | soft_infonce | js
   std::string dummy_costs = "shifted";  // shifted (ξ → 0, same plan, float32-safe) | l2rm (ξ = 100·max C)
   int64_t max_reserved = -1;        // reconstructed positives per cost update: U{1..max}, -1: ⌊0.1·batch⌋
+  // Table 3 ablations (train/methods/ablations.h): "" = the method's own, resolved for l2rm.
+  std::string rematch_ot;           // partial (masked partial OT, mass ρ) | full (balanced OT, mass 1)
+  std::string cost_function;        // learned (f_c, updated each step) | cosine (C = 1 − S, no f_c update)
 
   // ---- RCSL (SPEC-methods §3) -------------------------------------------------------------------------------
   int64_t paired_length = -1;       // images that keep their captions (required for rcsl)
@@ -84,6 +87,12 @@ struct TrainConfig {
   double unpaired_keep = std::numeric_limits<double>::quiet_NaN();  // learning stage: 0.2 coco, 1 f30k
   std::string word_vectors;         // GloVe text file for the embedding init ("" = uniform, said in the log)
   bool no_augment = false;
+  // Table 6 ablations (train/methods/ablations.h): drop one term of L = L_trl† + L_reg + L_rcm^t + L_rcm^v.
+  bool no_reg = false;              // #2 w/o L_reg
+  bool no_trl = false;              // #3 "w/o L_sdl†": w/o L_trl† (Eq. 5)
+  bool no_rcm_t = false;            // #4 w/o L_rcm^t = L_m(B_t), the pairs (I_i, T'_i) with mined texts (Eq. 7–8)
+  bool no_rcm_v = false;            // #5 w/o L_rcm^v = L_m(B_v), the pairs (I'_i, T_i) with mined images
+  bool no_rcm = false;              // #6 w/o L_rcm, Table 4's "RCSL w/o RCM": no mining loss, no memory bank
 
   // ---- UOT-RCL (SPEC-methods §4) ----------------------------------------------------------------------------
   int64_t hidden_dim = 4096;
@@ -102,6 +111,10 @@ struct TrainConfig {
   double lc_corner = 0;                 // price of the dummy corner (> 0 removes Eq. 13's slack)
   std::string rel_cost_norm = "mean";   // mean: relation OT on C^R / mean(C^R) | none
   std::string target_update = "epoch";  // Eq. 9 moving average once per epoch | per batch
+  // Ablations (train/methods/ablations.h).
+  bool no_plc = false;                  // w/o L_PLC (Eq. 15)
+  bool no_bhg = false;                  // w/o L_BHG (Eq. 18)
+  std::string confident_set;            // "" → jsd (Eq. 5) | random: as many pairs drawn uniformly
 
   // ---- run --------------------------------------------------------------------------------------------------
   std::string run_dir;              // "" = runs/<method>-<YYYYmmdd-HHMMSS>

@@ -161,10 +161,16 @@ double L2rmMethod::cost_update(const data::Batch& clean, const data::Batch& nois
   return value;
 }
 
+Tensor L2rmMethod::rematch_costs(const Tensor& S) {
+  NoGradGuard no_grad;
+  if (config_.cost_function == "cosine") return clamp_min(rsub(1.0, S.detach()), 1e-10);
+  return clamp_min(cost_net_->forward(S.detach()), 1e-10);
+}
+
 Tensor L2rmMethod::rematch_plan(const Tensor& S) {
   // §1.5: C = max(f_c(S), 1e-10) with f_c's current weights, no graph.
   NoGradGuard no_grad;
-  Tensor C = clamp_min(cost_net_->forward(S.detach()), 1e-10);
+  Tensor C = rematch_costs(S);
   const int64_t B = S.size(0);
   ot::SinkhornOptions o;
   o.epsilon = config_.reg;
@@ -176,7 +182,9 @@ Tensor L2rmMethod::rematch_plan(const Tensor& S) {
   if (positives_masked(config_)) o.mask = logical_not(to(eye(B, B, DType::Float32, C.device()), DType::Bool));
   ot::DummyOptions d;
   d.costs = config_.dummy_costs == "l2rm" ? ot::DummyCost::L2RM : ot::DummyCost::L2RMShifted;
-  const ot::SinkhornResult r = ot::partial_sinkhorn(C, Tensor(), Tensor(), config_.rho, o, d);
+  const ot::SinkhornResult r = config_.rematch_ot == "full"
+                                    ? ot::sinkhorn(C, Tensor(), Tensor(), o)
+                                    : ot::partial_sinkhorn(C, Tensor(), Tensor(), config_.rho, o, d);
   return to(to(r.plan, S.dtype()), device_);
 }
 
@@ -204,8 +212,9 @@ StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
   Tensor loss;
   if (!noisy_plan_.empty()) {
     const data::Batch noisy = batch(next_noisy_batch());
-    // (a) the cost function learns from reconstructed pairs, before the rematch.
-    r.parts["cost"] = cost_update(clean, noisy);
+    // (a) the cost function learns from reconstructed pairs, before the rematch; --cost_function cosine has
+    // no learnable cost, so nothing to update (the draws it would take come from sample_gen_ alone).
+    if (config_.cost_function != "cosine") r.parts["cost"] = cost_update(clean, noisy);
     // (b) rematch the noisy batch: plan by masked partial OT, symmetric KL to the model's softmax.
     const Tensor S_noisy = scores(noisy);
     last_plan_ = rematch_plan(S_noisy);

@@ -13,7 +13,8 @@
 //                    L = L_trip + L_re, one clipped Adam step of the retrieval net.
 // The switches of the ⚠ notes (--split_loss, --rce_label, --mask_positives, --rematch_loss, --dummy_costs)
 // default to the code's behaviour; --dummy_costs shifted gives the plan of ξ = 100·max C exactly but never
-// subtracts numbers of size ξ/ε (SPEC decision 5).
+// subtracts numbers of size ξ/ε (SPEC decision 5). Table 3's ablations: --rematch_ot full, --mask_positives off,
+// --cost_function cosine, --rematch_loss kl | soft_infonce (train/methods/ablations.h).
 #pragma once
 
 #include "train/methods/pairs/pairs_method.h"
@@ -39,12 +40,21 @@ class L2rmMethod : public PairsMethod {
   // The clean flags of the split in progress (index = caption); empty during warm-up.
   const std::vector<uint8_t>& clean() const { return clean_; }
 
+  // The OT cost of a noisy batch's scores S [B, B], no graph (§1.5): C = max(f_c(S), 1e-10) with f_c's current
+  // weights, or with --cost_function cosine (Table 3's w/o learnable cost) C = max(1 − S, 1e-10), the cosine
+  // distance, which is also f_c at its initialisation (§1.4: W = −I, b = 1).
+  Tensor rematch_costs(const Tensor& S);
+  // The rematch plan of S [B, B]: --rematch_ot partial solves the masked partial OT with mass ρ through the
+  // dummy row and column (§1.5), full (Table 3's w/o partial OT) the balanced OT of the same costs, uniform
+  // marginals 1/B and mass 1; both masked by --mask_positives, with ε = --reg and L2RM's stopping rule.
+  Tensor rematch_plan(const Tensor& S);
+  models::CostNet& cost_net() { return *cost_net_; }
+
  private:
   bool warmup(int64_t epoch) const { return epoch < config_.warmup_epoch; }
   void build_loaders(int64_t epoch);
   std::vector<int64_t> next_noisy_batch();
   double cost_update(const data::Batch& clean, const data::Batch& noisy);
-  Tensor rematch_plan(const Tensor& S);
 
   std::unique_ptr<models::CostNet> cost_net_;
   std::unique_ptr<nn::Adam> cost_optimizer_;

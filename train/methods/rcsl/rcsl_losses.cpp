@@ -94,6 +94,12 @@ Tensor robust_mining_loss(const Tensor& sims, double tau) {
 
 Tensor rcm_loss(const Tensor& images, const Tensor& captions, const Tensor& mined_images, const Tensor& mined_captions,
                 int64_t num_paired, double tau) {
+  const RcmTerms terms = rcm_terms(images, captions, mined_images, mined_captions, num_paired, tau);
+  return add(terms.v, terms.t);
+}
+
+RcmTerms rcm_terms(const Tensor& images, const Tensor& captions, const Tensor& mined_images,
+                   const Tensor& mined_captions, int64_t num_paired, double tau) {
   for (const Tensor* t : {&images, &captions, &mined_images, &mined_captions}) check_embeddings("rcm_loss", *t);
   REMATCH_CHECK(captions.sizes() == images.sizes() && mined_images.sizes() == images.sizes() &&
                     mined_captions.sizes() == images.sizes(),
@@ -109,7 +115,8 @@ Tensor rcm_loss(const Tensor& images, const Tensor& captions, const Tensor& mine
   };
   const Tensor s_images = matmul(mix(images, mined_images), transpose(captions, 0, 1));
   const Tensor s_captions = matmul(mix(captions, mined_captions), transpose(images, 0, 1));
-  return add(robust_mining_loss(s_images, tau), robust_mining_loss(s_captions, tau));
+  // S¹ (rows Ĩ: mined images) is B_v, S² (rows T̃: mined captions) is B_t.
+  return RcmTerms{robust_mining_loss(s_captions, tau), robust_mining_loss(s_images, tau)};
 }
 
 }  // namespace rematch::train::rcsl

@@ -44,4 +44,12 @@ Tensor robust_mining_loss(const Tensor& sims, double tau);
 Tensor rcm_loss(const Tensor& images, const Tensor& captions, const Tensor& mined_images, const Tensor& mined_captions,
                 int64_t num_paired, double tau);
 
+// The two terms of rcm_loss apart (Eq. (8), (11)): t = L_rcm^t = L_m(B_t) = L_m(S²), the pairs (I_i, T'_i) with
+// mined texts; v = L_rcm^v = L_m(B_v) = L_m(S¹), the pairs (I'_i, T_i) with mined images. rcm_loss = t + v.
+struct RcmTerms {
+  Tensor t, v;
+};
+RcmTerms rcm_terms(const Tensor& images, const Tensor& captions, const Tensor& mined_images,
+                   const Tensor& mined_captions, int64_t num_paired, double tau);
+
 }  // namespace rematch::train::rcsl

@@ -198,7 +198,9 @@ EpochInfo RcslMethod::begin_epoch(int64_t epoch) {
   // train.py: at MineEpoch the optimizer is re-created (lr back to the base rate, moments reset).
   if (stage_of(epoch) != stage_) new_optimizer(stage_of(epoch));
 
-  const bool build_bank = mining(epoch) && (bank_.empty() || options_.refresh_bank_every_epoch);
+  // --no_rcm (Table 4's "RCSL w/o RCM"): nothing uses the bank, so none is built.
+  const bool build_bank =
+      mining(epoch) && mines_pairs() && (bank_.empty() || options_.refresh_bank_every_epoch);
   Tensor image_embs, caption_embs;
   if ((options_.noisy_correspondence && !warmup) || build_bank) {
     image_embs = encode_train_images();
@@ -269,12 +271,13 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
   result.parts["paired"] = static_cast<double>(num_paired);
   std::vector<std::pair<std::string, Tensor>> terms;
   if (num_paired > 0) {
-    terms.emplace_back("trl", rcsl::paired_triplet_loss(models::VseModel::similarity(view0.images, view0.captions),
-                                                        num_paired, options_.margin));
-    if (!options_.paired_only_triplet)
+    if (options_.trl)
+      terms.emplace_back("trl", rcsl::paired_triplet_loss(models::VseModel::similarity(view0.images, view0.captions),
+                                                          num_paired, options_.margin));
+    if (!options_.paired_only_triplet && options_.reg)
       terms.emplace_back("reg", rcsl::regularization_loss(view0.images, view0.captions, num_paired));
   }
-  if (mining(epoch)) {
+  if (mining(epoch) && mines_pairs()) {
     REMATCH_CHECK(!bank_.empty(), name(), ": epoch ", epoch, " mines pseudo pairs but no memory bank was built");
     // View 1: the mined image of each caption and the mined caption of each image row, un-augmented (§3.4).
     std::vector<int64_t> mined_rows, mined_captions;
@@ -287,8 +290,10 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
         model_->forward(to(to(train.images(mined_rows), options_.dtype), device_),
                         full_lengths(batch, train.num_regions()),
                         to(mined_ids, device_), mined_lengths);
-    terms.emplace_back(
-        "rcm", rcsl::rcm_loss(view0.images, view0.captions, view1.images, view1.captions, num_paired, options_.tau));
+    const rcsl::RcmTerms rcm =
+        rcsl::rcm_terms(view0.images, view0.captions, view1.images, view1.captions, num_paired, options_.tau);
+    if (options_.rcm_t) terms.emplace_back("rcm_t", rcm.t);
+    if (options_.rcm_v) terms.emplace_back("rcm_v", rcm.v);
   }
   if (terms.empty()) return result;  // no paired sample and no mining: train_emb skips the update
 
@@ -299,6 +304,9 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
     result.parts[term] = v;
     loss = loss.defined() ? add(loss, value) : value;
   }
+  if (result.parts.count("rcm_t") || result.parts.count("rcm_v"))  // L_rcm (Eq. 11), of the terms kept
+    result.parts["rcm"] = (result.parts.count("rcm_t") ? result.parts["rcm_t"] : 0.0) +
+                          (result.parts.count("rcm_v") ? result.parts["rcm_v"] : 0.0);
   result.loss = loss.item<double>();
   check_finite_loss(name(), epoch, step, "total", result.loss);
   optimizer_->zero_grad();

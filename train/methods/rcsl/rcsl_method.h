@@ -89,6 +89,8 @@ class RcslMethod : public Method {
  private:
   enum class Stage { Learning, Mining };
   bool mining(int64_t epoch) const;
+  // Whether the mining stage uses pseudo pairs at all (not with --no_rcm).
+  bool mines_pairs() const { return options_.rcm_t || options_.rcm_v; }
   Stage stage_of(int64_t epoch) const { return mining(epoch) ? Stage::Mining : Stage::Learning; }
   // A fresh AdamW at --learning_rate and the stage's MultiStepLR (see rcsl_method.cpp).
   void new_optimizer(Stage stage);

@@ -51,6 +51,10 @@ RcslOptions rcsl_options(const TrainConfig& c) {
   o.unpaired_keep = c.unpaired_keep;
   o.refresh_bank_every_epoch = c.bank_refresh == "epoch";
   o.augment = !c.no_augment;
+  o.trl = !c.no_trl;
+  o.reg = !c.no_reg;
+  o.rcm_t = !c.no_rcm && !c.no_rcm_t;
+  o.rcm_v = !c.no_rcm && !c.no_rcm_v;
   o.word_vectors = c.word_vectors;
   o.split_loss = c.split_loss;
   o.embed_size = c.embed_size;

@@ -32,6 +32,11 @@ struct RcslOptions {
   double unpaired_keep = 1.0;
   bool refresh_bank_every_epoch = false;
   bool augment = true;
+  // Table 6's ablations (train/methods/ablations.h): which loss terms the steps use.
+  bool trl = true;     // L_trl† (Eq. 5); --no_trl
+  bool reg = true;     // L_reg (Eq. 6); --no_reg
+  bool rcm_t = true;   // L_rcm^t = L_m(B_t), mined texts (Eq. 7–8); --no_rcm_t, --no_rcm
+  bool rcm_v = true;   // L_rcm^v = L_m(B_v), mined images; --no_rcm_v, --no_rcm
   std::string word_vectors;
   std::string split_loss = "mean";  // rcsl-nc's per-sample loss
   int64_t embed_size = 1024;

@@ -28,6 +28,14 @@ Tensor confident_index(const std::vector<int64_t>& confident, Device device) {
 
 }  // namespace
 
+std::vector<int64_t> random_confident_set(int64_t n, int64_t size, Generator& gen) {
+  REMATCH_CHECK(size >= 1 && size <= n, "random_confident_set: size ", size, " must lie in [1, n = ", n, "]");
+  std::vector<int64_t> rows = randperm(n, Device::cpu(), &gen).to_vector<int64_t>();
+  rows.resize(static_cast<size_t>(size));
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
 std::vector<int64_t> confident_set(const Tensor& p_v, const Tensor& p_t, int64_t per_class) {
   check_rows("confident_set", p_v, "p_v", -1);
   check_rows("confident_set", p_t, "p_t", p_v.size(0));
@@ -136,9 +144,14 @@ Tensor consistent_cost(const Tensor& c_v, const Tensor& votes_v, const Tensor& c
 ConsistentCost cross_modal_consistent_cost(const Tensor& z_v, const Tensor& z_t, const Tensor& p_v,
                                            const Tensor& p_t, const Tensor& targets, int64_t per_class,
                                            int64_t knn) {
+  return cross_modal_consistent_cost(z_v, z_t, targets, confident_set(p_v, p_t, per_class), knn);
+}
+
+ConsistentCost cross_modal_consistent_cost(const Tensor& z_v, const Tensor& z_t, const Tensor& targets,
+                                           std::vector<int64_t> confident, int64_t knn) {
   NoGradGuard no_grad;
   ConsistentCost out;
-  out.confident = confident_set(p_v, p_t, per_class);
+  out.confident = std::move(confident);
   const ConsistencyRatios r = consistency_ratios(z_v, z_t, out.confident);
   const Tensor votes_v = neighbour_votes(nearest_neighbours(z_v, knn), targets);
   const Tensor votes_t = neighbour_votes(nearest_neighbours(z_t, knn), targets);

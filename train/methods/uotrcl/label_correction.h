@@ -26,6 +26,10 @@ namespace rematch::train::uotrcl {
 // `per_class` samples contributes all of them (none when no sample predicts it).
 std::vector<int64_t> confident_set(const Tensor& p_v, const Tensor& p_t, int64_t per_class);
 
+// The ablation of Eq. (5) (--confident_set random): `size` distinct training rows of [0, n) drawn uniformly by
+// `gen`, in increasing order — the same number of samples as the JSD selection, chosen without it.
+std::vector<int64_t> random_confident_set(int64_t n, int64_t size, Generator& gen);
+
 // The k nearest rows of z [N, L] to each row by cosine similarity, excluding the row itself (a sample is not
 // its own neighbour, SPEC-methods §4.3c). Searched in blocks of rows so that a block's similarities hold at
 // most `block_entries` values (NUS-WIDE: 42,941² would not fit). Requires 1 ≤ k ≤ N − 1.
@@ -63,6 +67,9 @@ struct ConsistentCost {
 ConsistentCost cross_modal_consistent_cost(const Tensor& z_v, const Tensor& z_t, const Tensor& p_v,
                                            const Tensor& p_t, const Tensor& targets, int64_t per_class,
                                            int64_t knn);
+// Step c alone, with a given confident set G (non-empty).
+ConsistentCost cross_modal_consistent_cost(const Tensor& z_v, const Tensor& z_t, const Tensor& targets,
+                                           std::vector<int64_t> confident, int64_t knn);
 
 // The label-correction OT (UOT-RCL Eq. (14)). ε = epsilon, or epsilon·mean(C_S) when `relative`
 // (docs/uotrcl-choices.md). partial_sinkhorn needs costs ≥ 0, and C_S = −log(bracket) is negative wherever the

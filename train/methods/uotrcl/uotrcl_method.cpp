@@ -134,8 +134,15 @@ void UotrclMethod::correct_labels(int64_t epoch) {
   const double s = uotrcl::transported_mass(epoch, options_.warmup_epochs, options_.num_epochs, options_.s_start,
                                             options_.s_end);
   // Steps a–d of SPEC-methods §4.3 with the targets as they stand, then the Eq. (9) update for next epoch.
-  const uotrcl::ConsistentCost cc = uotrcl::cross_modal_consistent_cost(
-      e.z_v, e.z_t, p_v, p_t, targets_, options_.confident_per_class, options_.knn);
+  // 𝒢 by JSD (Eq. 5), or with --confident_set random as many pairs drawn uniformly (the ablation), from a
+  // stream of their own per epoch so that nothing else the run draws moves.
+  std::vector<int64_t> G = uotrcl::confident_set(p_v, p_t, options_.confident_per_class);
+  if (options_.random_confident) {
+    Generator gen(options_.seed ^ 0xC0F1DE47C0F1DE47ull);
+    gen.set_state({gen.seed(), static_cast<uint64_t>(epoch) << 40});
+    G = uotrcl::random_confident_set(e.z_v.size(0), static_cast<int64_t>(G.size()), gen);
+  }
+  const uotrcl::ConsistentCost cc = uotrcl::cross_modal_consistent_cost(e.z_v, e.z_t, targets_, G, options_.knn);
   const uotrcl::LabelCorrection lc = uotrcl::correct_labels(cc.cost, s, options_.label_correction);
   corrected_ = lc.corrected;
   confident_ = cc.confident;
@@ -207,9 +214,10 @@ StepResult UotrclMethod::train_step(int64_t epoch, int64_t step) {
                                   index_select(noisy_one_hot_t_, 0, rows));
     result.parts["ce"] = loss.item<double>();
   } else {
-    const Tensor plc = uotrcl::plc_loss(logits_v, logits_t, index_select(corrected_, 0, rows));
-    Tensor plan;
-    {
+    // Eq. (19) L = L_PLC + λ L_BHG, less the term an ablation drops (--no_plc, --no_bhg).
+    Tensor plc, plan;
+    if (options_.plc) plc = uotrcl::plc_loss(logits_v, logits_t, index_select(corrected_, 0, rows));
+    if (options_.bhg) {
       // The relation plan is a fixed target (Eqs. 16–17): the batch against the current embeddings of G.
       NoGradGuard no_grad;
       const Tensor G = kernels::to_device(from_vector(confident_), options_.device);
@@ -219,12 +227,17 @@ StepResult UotrclMethod::train_step(int64_t epoch, int64_t step) {
                                                 uotrcl::relation_vectors(z_t.detach(), g_t, options_.tau2));
       plan = uotrcl::relation_plan(cost, options_.relation).plan;
     }
-    const Tensor bhg = uotrcl::bhg_loss(z_v, z_t, plan, options_.tau3);
-    loss = add(plc, mul(bhg, options_.lambda_bhg));  // Eq. (19)
-    result.parts["plc"] = plc.item<double>();
-    result.parts["bhg"] = bhg.item<double>();
-    check_finite_loss(name(), epoch, step, "plc", result.parts["plc"]);
-    check_finite_loss(name(), epoch, step, "bhg", result.parts["bhg"]);
+    if (plc.defined()) {
+      loss = plc;
+      result.parts["plc"] = plc.item<double>();
+      check_finite_loss(name(), epoch, step, "plc", result.parts["plc"]);
+    }
+    if (plan.defined()) {
+      const Tensor bhg = uotrcl::bhg_loss(z_v, z_t, plan, options_.tau3);
+      loss = loss.defined() ? add(loss, mul(bhg, options_.lambda_bhg)) : mul(bhg, options_.lambda_bhg);
+      result.parts["bhg"] = bhg.item<double>();
+      check_finite_loss(name(), epoch, step, "bhg", result.parts["bhg"]);
+    }
   }
   result.loss = loss.item<double>();
   check_finite_loss(name(), epoch, step, "loss", result.loss);

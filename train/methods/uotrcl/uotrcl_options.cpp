@@ -86,6 +86,12 @@ UotrclOptions uotrcl_options(const TrainConfig& c) {
           "must be mean or none");
   o.relation.normalize_cost = c.rel_cost_norm == "mean";
   o.target_update = parse_target_update(c.target_update);
+  require(c.confident_set.empty() || c.confident_set == "jsd" || c.confident_set == "random", "confident_set",
+          c.confident_set, "must be jsd or random");
+  o.random_confident = c.confident_set == "random";
+  require(!(c.no_plc && c.no_bhg), "no_plc", "true", "with --no_bhg leaves no loss after the warm-up");
+  o.plc = !c.no_plc;
+  o.bhg = !c.no_bhg;
   return o;
 }
 

@@ -51,6 +51,10 @@ struct UotrclOptions {
   uotrcl::LabelCorrectionOptions label_correction;
   uotrcl::RelationOtOptions relation;
   TargetUpdate target_update = TargetUpdate::Epoch;
+  // Ablations (train/methods/ablations.h): the main-phase terms of Eq. (19) and how 𝒢 is chosen.
+  bool plc = true;                  // L_PLC; --no_plc
+  bool bhg = true;                  // L_BHG; --no_bhg
+  bool random_confident = false;    // --confident_set random
 };
 
 // The UOT-RCL options of a resolved TrainConfig; a field still unresolved (NaN / -1) or out of range is an
