@@ -5,10 +5,11 @@ structure of the official main_L2RM.py train() / models.py (no official code cop
   (a) cost-function update (§1.4): k clean images J go into queue slots Q of a copy of the queue (the previous
       noisy batch's images), π^sup[Q_t, J_t] = 1; S^key = g(queue copy, clean captions) in eval mode, no grad;
       L_OT = Σ π^sup ⊙ f_c(S^key); one Adam step (lr 2e-6) on f_c only; the queue becomes the noisy images;
-  (b) rematch (§1.5, §1.6): S = g(V_n, T_n) in train mode; C = max(f_c(S), 1e-10) with the updated f_c; the masked
+  (b) clean batch (§1.7), first as in train(): S_c = g(V_c, T_c) in train mode, VSE++ hardest-negative triplet
+      (margin 0.2), summed;
+  (c) rematch (§1.5, §1.6): S = g(V_n, T_n) in train mode; C = max(f_c(S), 1e-10) with the updated f_c; the masked
       partial OT of the official sinkhorn_log_domain/partial_ot (A = max C, ξ = 100·max C, ρ = 0.1, positives
       masked, λ = 0.07, ≤ 1000 sweeps, stop when ‖Δu‖₂ < 1e-3); L_re = the symmetric KL of §1.6 (τ = 0.05);
-  (c) clean batch (§1.7): S_c = g(V_c, T_c) in train mode, VSE++ hardest-negative triplet (margin 0.2), summed;
       L = L_trip + L_re; zero_grad, backward, clip_grad_norm_(2.0) on the retrieval net, Adam (lr 2e-4).
 The per-sample pass (§1.3): the net in eval mode, ℓ_i = (1/B) Σ_{j≠i}[α − S_ii + S_ij]_+ + (1/B) Σ_{j≠i}[α −
 S_ii + S_ji]_+ on one batch holding the whole 16-pair training set (before the step).
@@ -149,14 +150,16 @@ def main():
     cost_opt.step()
     queue = Vn.clone()
 
-    # (b) the rematch plan and loss of the noisy batch.
+    # (b) the clean batch's triplet, first, as main_L2RM.py's train(): its training-mode forward updates the
+    # BatchNorm statistics before the noisy batch's.
+    model.train()
+    l_trip = hardest_triplet(model(Vc, Tc, Lc))
+    # (c) the rematch plan and loss of the noisy batch; L = L_trip + L_re, one clipped Adam step.
     s_noisy = model(Vn, Tn, Ln)
     with torch.no_grad():
         C = cost_function(s_noisy.detach(), fc).clamp(min=1e-10)
         plan, iters = partial_ot(C)
     l_re = sym_kl(s_noisy, plan)
-    # (c) the clean batch's triplet, L = L_trip + L_re, one clipped Adam step.
-    l_trip = hardest_triplet(model(Vc, Tc, Lc))
     loss = l_trip + l_re
     opt.zero_grad()
     loss.backward()

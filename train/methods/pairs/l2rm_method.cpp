@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "autograd/autograd.h"
@@ -206,33 +207,38 @@ StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
   }
   REMATCH_CHECK(epoch == epoch_ && step >= 0 && step < static_cast<int64_t>(plan_.size()), name(), ": step ", step,
                 " of epoch ", epoch, " is outside the epoch in progress (", epoch_, ", ", plan_.size(), " steps)");
-  model_->train();
   const data::Batch clean = batch(plan_[static_cast<size_t>(step)]);
   StepResult r;
-  Tensor loss;
+  std::optional<data::Batch> noisy;
   if (!noisy_plan_.empty()) {
-    const data::Batch noisy = batch(next_noisy_batch());
+    noisy = batch(next_noisy_batch());
     // (a) the cost function learns from reconstructed pairs, before the rematch; --cost_function cosine has
     // no learnable cost, so nothing to update (the draws it would take come from sample_gen_ alone).
-    if (config_.cost_function != "cosine") r.parts["cost"] = cost_update(clean, noisy);
-    // (b) rematch the noisy batch: plan by masked partial OT, symmetric KL to the model's softmax.
-    const Tensor S_noisy = scores(noisy);
+    if (config_.cost_function != "cosine") r.parts["cost"] = cost_update(clean, *noisy);
+  }
+  // In main_L2RM.py's train() order: net.train(), the clean batch's forward, then the noisy batch's. The order
+  // matters beyond the sum: each training-mode forward updates VisualSA's BatchNorm statistics (and draws dropout).
+  model_->train();
+  // (b) the clean batch's summed hardest-negative triplet (§1.7).
+  const Tensor l_trip = nn::hardest_negative_triplet(scores(clean), config_.margin, true);
+  r.parts["trip"] = l_trip.item<double>();
+  check_finite_loss(name(), epoch, step, "trip", r.parts["trip"]);
+  Tensor loss = l_trip;
+  r.pairs += clean.size();
+  if (noisy) {
+    // (c) rematch the noisy batch: plan by masked partial OT, symmetric KL to the model's softmax; L = L_trip +
+    // L_re (§1.5-1.7).
+    const Tensor S_noisy = scores(*noisy);
     last_plan_ = rematch_plan(S_noisy);
     const Tensor l_re = losses::rematch_kl_loss(S_noisy, last_plan_, config_.tau,
                                                 losses::parse_rematch_loss(config_.rematch_loss));
     r.parts["rematch"] = l_re.item<double>();
     check_finite_loss(name(), epoch, step, "rematch", r.parts["rematch"]);
-    loss = l_re;
-    r.pairs += noisy.size();
+    loss = loss + l_re;
+    r.pairs += noisy->size();
   }
-  // (c) the clean batch's summed hardest-negative triplet; L = L_trip + L_re (§1.7).
-  const Tensor l_trip = nn::hardest_negative_triplet(scores(clean), config_.margin, true);
-  r.parts["trip"] = l_trip.item<double>();
-  check_finite_loss(name(), epoch, step, "trip", r.parts["trip"]);
-  loss = loss.defined() ? loss + l_trip : l_trip;
   r.loss = loss.item<double>();
   optimizer_step(loss, epoch, step);
-  r.pairs += clean.size();
   return r;
 }
 

@@ -1,0 +1,159 @@
+// The documents that promise a command or a value cannot rot (issue 15 points 3 and 8): every `rematch train`
+// line of docs/reproduce.md runs with --dry_run against a data folder holding every file it names, and
+// docs/presets.md names every value a preset sets.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "cli_runner.h"
+#include "test_util.h"
+#include "train/methods/train_config.h"
+
+namespace rematch::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using test::CliResult;
+using test::run_cli;
+
+const std::string kDocs = std::string(REMATCH_FIXTURES) + "/../../docs/";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+struct DocCommand {
+  int line;
+  std::vector<std::string> args;  // without the leading "rematch"
+};
+
+// Every line that starts with `rematch train `, split on spaces.
+std::vector<DocCommand> train_commands(const std::string& text) {
+  std::vector<DocCommand> out;
+  std::istringstream in(text);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.rfind("rematch train ", 0) != 0) continue;
+    std::istringstream words(line.substr(std::string("rematch ").size()));
+    DocCommand c{n, {}};
+    for (std::string w; words >> w;) c.args.push_back(w);
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string flag_value(const std::vector<std::string>& args, const std::string& flag) {
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == flag) return args[i + 1];
+  return "";
+}
+
+class ReproduceDocTest : public rematch::test::TempDirTest {
+ protected:
+  void SetUp() override {
+    rematch::test::TempDirTest::SetUp();
+    ASSERT_EQ(run_cli({"synth", "--kind", "pairs", "--out", path("synth"), "--data_name", "tiny_precomp", "--images",
+                       "12", "--dev_images", "5", "--test_images", "5", "--regions", "2", "--feature_dim", "4"})
+                  .code,
+              kExitOk);
+  }
+  // `<data>/<name>/` with train, dev, test and testall files, and `<data>/vocab/<name>_vocab.json`.
+  void make_precomp(const std::string& data, const std::string& name) {
+    const std::string from = path("synth") + "/tiny_precomp/", to = data + "/" + name + "/";
+    if (fs::exists(to + "train_ims.npy")) return;
+    fs::create_directories(to);
+    fs::create_directories(data + "/vocab");
+    for (const char* split : {"train", "dev", "test"}) {
+      fs::copy_file(from + split + "_ims.npy", to + split + "_ims.npy");
+      fs::copy_file(from + split + "_caps.txt", to + split + "_caps.txt");
+    }
+    fs::copy_file(from + "test_ims.npy", to + "testall_ims.npy");
+    fs::copy_file(from + "test_caps.txt", to + "testall_caps.txt");
+    fs::copy_file(path("synth") + "/vocab/tiny_precomp_vocab.json", data + "/vocab/" + name + "_vocab.json");
+  }
+  // A file named by a command: an .npy is a valid one, anything else a line of text.
+  void make_file(const std::string& file) {
+    if (fs::exists(file)) return;
+    fs::create_directories(fs::path(file).parent_path());
+    if (file.size() > 4 && file.compare(file.size() - 4, 4, ".npy") == 0)
+      fs::copy_file(path("synth") + "/tiny_precomp/test_ims.npy", file);
+    else
+      std::ofstream(file) << "placeholder\n";
+  }
+};
+
+TEST_F(ReproduceDocTest, EveryTrainCommandPassesItsDryRun) {
+  const std::vector<DocCommand> commands = train_commands(read_text(kDocs + "reproduce.md"));
+  // The page covers every result and ablation row of the seeds: far more than a hundred runs.
+  EXPECT_GE(commands.size(), 100u);
+  const std::string data = path("data");
+  std::set<std::string> methods;
+  for (DocCommand c : commands) {
+    for (std::string& a : c.args) {
+      ASSERT_TRUE(a.find_first_of("\"'`\\|&;") == std::string::npos)
+          << "reproduce.md line " << c.line << ": '" << a << "' — commands are plain words (no quotes, pipes)";
+      if (a.rfind("$DATA", 0) == 0) a = data + a.substr(5);
+      if (a.rfind(data + "/", 0) == 0) make_file(a);
+    }
+    const std::string method = flag_value(c.args, "--method"), preset = flag_value(c.args, "--preset");
+    ASSERT_FALSE(preset.empty()) << "reproduce.md line " << c.line << ": every command names its --preset";
+    if (method != "uotrcl") {
+      const std::string name = flag_value(c.args, "--data_name");
+      make_precomp(data, name.empty() ? preset + "_precomp" : name);
+    }
+    c.args.push_back("--dry_run");
+    const CliResult r = run_cli(c.args);
+    EXPECT_EQ(r.code, kExitOk) << "reproduce.md line " << c.line << ":\n" << r.err;
+    if (r.code != kExitOk) continue;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j.at("method"), method) << "line " << c.line;
+    EXPECT_EQ(j.at("preset"), preset) << "line " << c.line;
+    methods.insert(method);
+  }
+  EXPECT_EQ(methods, (std::set<std::string>{"l2rm", "rcl", "rcsl", "rcsl-nc", "uotrcl"}));
+}
+
+// Every value resolve_defaults fills from a method and a preset is named (as `--flag`) in docs/presets.md, whose
+// tables give its source.
+TEST(PresetsDoc, NamesEveryValueAPresetSets) {
+  const std::string doc = read_text(kDocs + "presets.md");
+  const nlohmann::json unresolved = nlohmann::json::parse(train::to_json(train::TrainConfig{}));
+  const std::set<std::string> not_hyperparameters = {"method", "preset", "seed", "data_path", "data_name",
+                                                      "paired_length"};
+  std::set<std::string> missing;
+  const std::vector<std::pair<std::string, std::vector<std::string>>> runs = {
+      {"triplet", {"f30k", "coco", "cc152k"}}, {"infonce", {"f30k", "coco", "cc152k"}},
+      {"rcl", {"f30k", "coco", "cc152k"}},     {"l2rm", {"f30k", "coco", "cc152k"}},
+      {"rcsl", {"f30k", "coco"}},              {"rcsl-nc", {"f30k", "coco"}},
+      {"uotrcl", {"wiki", "nus", "xmedianet"}}};
+  for (const auto& [method, presets] : runs)
+    for (const std::string& preset : presets) {
+      train::TrainConfig c;
+      c.method = method;
+      c.preset = preset;
+      c.data_path = "/data";
+      c.seed = 7;
+      if (method == "rcsl") c.paired_length = 500;
+      train::resolve_defaults(c);
+      const nlohmann::json j = nlohmann::json::parse(train::to_json(c));
+      for (const auto& [key, value] : j.items())
+        if (!not_hyperparameters.count(key) && value != unresolved.at(key) &&
+            !(key == "noise_seed" && value == 7) && doc.find("`--" + key) == std::string::npos)
+          missing.insert(key + " (" + method + " " + preset + ")");
+    }
+  EXPECT_TRUE(missing.empty()) << [&] {
+    std::string s = "docs/presets.md does not name:";
+    for (const std::string& m : missing) s += " " + m;
+    return s;
+  }();
+}
+
+}  // namespace
+}  // namespace rematch::cli
