@@ -343,36 +343,9 @@ TEST_F(RcslAblation, NoRcmLeavesTheLearningStageUnchanged) {
 
 // ---- UOT-RCL ----------------------------------------------------------------------------------------------
 
-synth::LabeledWorldConfig tiny_world() {
-  synth::LabeledWorldConfig c;
-  c.classes = 4;
-  c.train_samples = 240;
-  c.valid_samples = 40;
-  c.test_samples = 40;
-  c.img_dim = 12;
-  c.txt_dim = 8;
-  c.latent_dim = 4;
-  c.hidden_dim = 16;
-  c.seed = 3;
-  return c;
-}
-
-UotrclOptions tiny_options() {
-  UotrclOptions o;
-  o.noise_ratio = 0.4;
-  o.noise_seed = 11;
-  o.seed = 5;
-  o.batch_size = 50;
-  o.num_epochs = 3;
-  o.warmup_epochs = 1;
-  o.learning_rate = 1e-3;
-  o.hidden_dim = 32;
-  o.output_dim = 16;
-  o.knn = 12;
-  o.confident_per_class = 3;
-  o.eval_batch = 64;
-  return o;
-}
+using uotrcl_test::tiny_world;
+// Three epochs: one warm-up, then the main epochs whose first step the tests compare.
+UotrclOptions tiny_options() { return uotrcl_test::tiny_options(3); }
 
 // One warm-up epoch, then the first main epoch's label correction and first step.
 StepResult main_step(UotrclMethod& m) {

@@ -29,6 +29,38 @@ inline data::LabeledDataset synthetic_dataset(const synth::LabeledWorldConfig& c
   return d;
 }
 
+// A tiny world and model: 4 classes, 240 pairs, batches of 50 (the last one partial).
+inline synth::LabeledWorldConfig tiny_world() {
+  synth::LabeledWorldConfig c;
+  c.classes = 4;
+  c.train_samples = 240;
+  c.valid_samples = 40;
+  c.test_samples = 40;
+  c.img_dim = 12;
+  c.txt_dim = 8;
+  c.latent_dim = 4;
+  c.hidden_dim = 16;
+  c.seed = 3;
+  return c;
+}
+
+inline UotrclOptions tiny_options(int64_t num_epochs = 4) {
+  UotrclOptions o;
+  o.noise_ratio = 0.4;
+  o.noise_seed = 11;
+  o.seed = 5;
+  o.batch_size = 50;
+  o.num_epochs = num_epochs;
+  o.warmup_epochs = 1;
+  o.learning_rate = 1e-3;
+  o.hidden_dim = 32;
+  o.output_dim = 16;
+  o.knn = 12;
+  o.confident_per_class = 3;
+  o.eval_batch = 64;
+  return o;
+}
+
 // The study's benchmark: 10 classes, 2000 training pairs, image 128-d / text 64-d features.
 inline synth::LabeledWorldConfig study_world(uint64_t seed = 0) {
   synth::LabeledWorldConfig c;
