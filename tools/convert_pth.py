@@ -25,12 +25,12 @@ import json
 import os
 import struct
 import sys
-import tempfile
 
 import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tool_output  # noqa: E402
 from sgraf_layout import LayoutError, check_model  # noqa: E402
 
 PREFIXES = {3: ("img_enc", "txt_enc", "sim_enc"), 2: ("img_enc", "txt_enc")}
@@ -39,13 +39,10 @@ DTYPES = {torch.float32: ("F32", "<f4"), torch.float64: ("F64", "<f8"), torch.in
 WIDENED = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
 
 
-USER_ERROR = 2
 
 
 def fail(*messages):
-    for message in messages:
-        print(f"convert_pth: error: {message}", file=sys.stderr)
-    sys.exit(USER_ERROR)
+    tool_output.fail("convert_pth", *messages)
 
 
 def strip_data_parallel(state, prefix):
@@ -138,37 +135,6 @@ def safetensors_bytes(tensors, meta):
     return b"".join([struct.pack("<Q", len(text)), text] + [arrays[i][2].tobytes() for i in layout])
 
 
-def write_atomically(path, data):
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as e:
-        blocker = folder
-        while blocker != os.path.dirname(blocker) and not os.path.lexists(blocker):
-            blocker = os.path.dirname(blocker)
-        in_the_way = f" ('{blocker}' is a file, not a folder)" if os.path.isfile(blocker) else ""
-        fail(f"cannot create the output folder '{folder}': {e.strerror}{in_the_way}")
-    if os.path.isdir(path):
-        fail(f"the output '{path}' is a folder; give a file name, e.g. {os.path.join(path, 'model.safetensors')}")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".tmp.")
-    except OSError as e:
-        fail(f"cannot write into the output folder '{folder}': {e.strerror}")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as e:
-        os.unlink(tmp)
-        fail(f"cannot write '{path}': {e.strerror}")
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkpoint", help="the .pth.tar file")
@@ -194,7 +160,8 @@ def main():
         except LayoutError as e:
             fail(*[f"'{args.checkpoint}': {problem}" for problem in e.args[0]],
                  "nothing written: rematch would refuse this model (--no_checks writes the tensors anyway)")
-    write_atomically(args.output, safetensors_bytes(tensors, metadata(checkpoint, os.path.basename(args.checkpoint))))
+    data = safetensors_bytes(tensors, metadata(checkpoint, os.path.basename(args.checkpoint)))
+    tool_output.write_atomically("convert_pth", args.output, lambda f: f.write(data), "model.safetensors")
     print(f"convert_pth: wrote {len(tensors)} tensors to {args.output}")
 
 

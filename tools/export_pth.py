@@ -20,16 +20,15 @@ import json
 import os
 import struct
 import sys
-import tempfile
 from collections import OrderedDict
 
 import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tool_output  # noqa: E402
 from sgraf_layout import LayoutError, check_model  # noqa: E402
 
-USER_ERROR = 2
 FORMATS = ("rematch.training_checkpoint", "rematch.training_state")
 DTYPES = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8", "BOOL": "|b1", "U8": "|u1"}
 OFFICIAL_REGIONS = 36  # SGRAF model.py: VisualSA(embed_size, 0.4, 36)
@@ -44,9 +43,7 @@ OPTS_DEFAULTS = OrderedDict([
 
 
 def fail(*messages):
-    for message in messages:
-        print(f"export_pth: error: {message}", file=sys.stderr)
-    sys.exit(USER_ERROR)
+    tool_output.fail("export_pth", *messages)
 
 
 def read_safetensors(path):
@@ -110,28 +107,6 @@ def integer_entry(meta, *keys):
     return 0
 
 
-def write_atomically(path, obj):
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".tmp.")
-    except OSError as e:
-        fail(f"cannot write into the output folder '{folder}': {e.strerror}")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as e:
-        os.unlink(tmp)
-        fail(f"cannot write '{path}': {e.strerror}")
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkpoint", help="rematch checkpoint (.safetensors) of an SGR or SAF model")
@@ -160,7 +135,7 @@ def main():
     checkpoint = {"epoch": integer_entry(meta, "trainer.epoch", "epoch"), "model": dicts,
                   "best_rsum": max(best, 0.0), "opt": options(config, args),
                   "Eiters": integer_entry(meta, "trainer.step", "step")}
-    write_atomically(args.output, checkpoint)
+    tool_output.write_atomically("export_pth", args.output, lambda f: torch.save(checkpoint, f), "model_best.pth.tar")
     print(f"export_pth: wrote {args.output}: {dims['module_name']} model, "
           f"{sum(len(d) for d in dicts)} tensors in 3 state dicts, opt.data_name={checkpoint['opt'].data_name}")
 
