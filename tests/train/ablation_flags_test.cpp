@@ -8,6 +8,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "l2rm_test_util.h"
 #include "test_util.h"
 #include "train/methods/ablations.h"
 #include "train/methods/pairs/l2rm_method.h"
@@ -126,28 +127,7 @@ TEST(AblationFlags, ConfigJsonKeepsThem) {
 class L2rmAblation : public test::TempDirTest {
  protected:
   TrainConfig config(const std::function<void(TrainConfig&)>& ablate = {}) {
-    synth::PairsWorldConfig w;
-    w.train_images = 24;
-    w.dev_images = 4;
-    w.test_images = 4;
-    w.regions = 3;
-    w.feature_dim = 8;
-    synth::write_pairs_world(synth::make_pairs_world(w), path("data"));
-    TrainConfig c;
-    c.method = "l2rm";
-    c.data_path = path("data");
-    c.data_name = "synth_precomp";
-    c.noise_ratio = 0.5;
-    c.batch_size = 8;
-    c.embed_size = 8;
-    c.word_dim = 4;
-    c.sim_dim = 4;
-    c.warmup_epoch = 0;
-    c.num_epochs = 1;
-    c.progress = "none";
-    if (ablate) ablate(c);
-    resolve_defaults(c);
-    return c;
+    return l2rm_test::tiny_config(path("data"), ablate);
   }
   // One main-phase step (split, cost update, rematch, clean triplet) of a fresh method.
   StepResult first_step(L2rmMethod& m) {

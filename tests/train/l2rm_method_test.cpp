@@ -5,38 +5,16 @@
 #include <functional>
 #include <sstream>
 
+#include "l2rm_test_util.h"
 #include "test_util.h"
 #include "train/methods/make_method.h"
-#include "train/synth/pairs_world.h"
 
 namespace rematch::train {
 namespace {
 
 class L2rmMethodTest : public test::TempDirTest {
  protected:
-  TrainConfig config() {
-    synth::PairsWorldConfig w;
-    w.train_images = 24;
-    w.dev_images = 4;
-    w.test_images = 4;
-    w.regions = 3;
-    w.feature_dim = 8;
-    synth::write_pairs_world(synth::make_pairs_world(w), path("data"));
-    TrainConfig c;
-    c.method = "l2rm";
-    c.data_path = path("data");
-    c.data_name = "synth_precomp";
-    c.noise_ratio = 0.5;
-    c.batch_size = 8;
-    c.embed_size = 8;
-    c.word_dim = 4;
-    c.sim_dim = 4;
-    c.warmup_epoch = 0;
-    c.num_epochs = 1;
-    c.progress = "none";
-    resolve_defaults(c);
-    return c;
-  }
+  TrainConfig config() { return l2rm_test::tiny_config(path("data")); }
 };
 
 TEST_F(L2rmMethodTest, CheckpointEntriesThatDoNotFitTheRunAreErrors) {
