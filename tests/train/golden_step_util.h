@@ -62,6 +62,17 @@ inline void write_golden_precomp(const std::string& method, const std::string& r
   v.save(data::vocabulary_path((fs::path(root) / "vocab").string(), data_name));
 }
 
+// A labelled data folder <dir> in the .npy layout of data::load_labeled_npy (train = valid = test) from the
+// fixture's images [N, d_img], texts [N, d_txt] and labels [N] (UOT-RCL's golden step).
+inline void write_golden_labeled(const std::string& method, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  for (const char* split : {"train", "valid", "test"}) {
+    save_npy(dir + "/" + split + "_imgs.npy", golden(method, "images"));
+    save_npy(dir + "/" + split + "_texts.npy", golden(method, "texts"));
+    save_npy(dir + "/" + split + "_labels.npy", golden(method, "labels"));
+  }
+}
+
 // Every state entry of `module` under `prefix` from the fixture's `file_prefix`<name>.
 inline void put_golden_module(train::TrainingState& s, const std::string& prefix, const nn::Module& module,
                               const std::string& method, const std::string& file_prefix) {

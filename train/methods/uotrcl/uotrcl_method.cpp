@@ -77,10 +77,12 @@ UotrclMethod::UotrclMethod(const UotrclOptions& options, data::LabeledDataset da
                                       options_.noise_seed);
   }
   const Device dev = options_.device;
-  train_images_ = kernels::to_device(data_.train.images, dev);
-  train_texts_ = kernels::to_device(data_.train.texts, dev);
-  noisy_one_hot_v_ = uotrcl::one_hot_labels(noisy_.image_labels, num_classes_, DType::Float32, dev);
-  noisy_one_hot_t_ = uotrcl::one_hot_labels(noisy_.text_labels, num_classes_, DType::Float32, dev);
+  REMATCH_CHECK(options_.dtype == DType::Float32 || options_.dtype == DType::Float64,
+                "uotrcl: the model dtype must be float32 or float64");
+  train_images_ = kernels::cast(kernels::to_device(data_.train.images, dev), options_.dtype);
+  train_texts_ = kernels::cast(kernels::to_device(data_.train.texts, dev), options_.dtype);
+  noisy_one_hot_v_ = uotrcl::one_hot_labels(noisy_.image_labels, num_classes_, options_.dtype, dev);
+  noisy_one_hot_t_ = uotrcl::one_hot_labels(noisy_.text_labels, num_classes_, options_.dtype, dev);
   // Eq. (9) starts from the noisy one-hot labels; with one label per pair both rows agree (with MRL's
   // per-modality draw the start is their average).
   targets_ = kernels::scalar_op(kernels::ScalarOp::Mul,
@@ -93,7 +95,7 @@ UotrclMethod::UotrclMethod(const UotrclOptions& options, data::LabeledDataset da
   mc.output_dim = options_.output_dim;
   mc.num_classes = num_classes_;
   Generator init_gen(options_.seed);
-  model_ = std::make_unique<models::MlpPrototypeModel>(mc, DType::Float32, &init_gen);
+  model_ = std::make_unique<models::MlpPrototypeModel>(mc, options_.dtype, &init_gen);
   model_->to(dev);
   optimizer_ = std::make_unique<nn::Adam>(model_->parameters(), options_.learning_rate);
 
@@ -121,8 +123,10 @@ UotrclMethod::Embeddings UotrclMethod::embed(const data::LabeledSplit& split) {
   TensorList zv, zt;
   for (int64_t r0 = 0; r0 < n; r0 += block) {
     const int64_t b = std::min(block, n - r0);
-    zv.push_back(model_->encode_images(kernels::to_device(kernels::narrow(split.images, 0, r0, b), dev)));
-    zt.push_back(model_->encode_texts(kernels::to_device(kernels::narrow(split.texts, 0, r0, b), dev)));
+    zv.push_back(model_->encode_images(
+        kernels::cast(kernels::to_device(kernels::narrow(split.images, 0, r0, b), dev), options_.dtype)));
+    zt.push_back(model_->encode_texts(
+        kernels::cast(kernels::to_device(kernels::narrow(split.texts, 0, r0, b), dev), options_.dtype)));
   }
   return {kernels::cat(zv, 0), kernels::cat(zt, 0)};
 }
@@ -316,9 +320,9 @@ void UotrclMethod::load_state(const TrainingState& state) {
   REMATCH_CHECK(static_cast<int64_t>(order_.size()) == data_.train.size() || order_.empty(), "uotrcl: ",
                 state.source(), " holds a batch order of ", order_.size(), " rows for ", data_.train.size(),
                 " training pairs");
-  targets_ = kernels::to_device(kernels::cast(state.get_tensor("uotrcl.targets"), DType::Float32), options_.device);
+  targets_ = kernels::to_device(kernels::cast(state.get_tensor("uotrcl.targets"), options_.dtype), options_.device);
   corrected_ = state.has_tensor("uotrcl.corrected")
-                   ? kernels::to_device(kernels::cast(state.get_tensor("uotrcl.corrected"), DType::Float32),
+                   ? kernels::to_device(kernels::cast(state.get_tensor("uotrcl.corrected"), options_.dtype),
                                         options_.device)
                    : Tensor();
 }

@@ -30,6 +30,10 @@ struct UotrclOptions {
   uint64_t noise_seed = 0;
   uint64_t seed = 0;            // model init and batch order
   Device device = Device::cpu();
+  // The dtype of the networks, prototypes, training features, one-hot labels, targets y and corrected labels Ŷ
+  // (no flag: float64 is for the golden training step, tests/train/uotrcl_golden_step_test.cpp). The feature
+  // files are read as float32 and cast.
+  DType dtype = DType::Float32;
   // optimisation (UOT-RCL §V-B)
   int64_t batch_size = 100;
   int64_t num_epochs = 100;     // warm-up epochs included (SPEC-methods §4.3)

@@ -1,0 +1,190 @@
+"""Writes the golden fixtures of tests/train/uotrcl_golden_step_test.cpp into tests/fixtures/golden_steps/uotrcl/:
+one whole UOT-RCL training step of each phase as our documented reading does it (SPEC-methods §4.3,
+docs/uotrcl-choices.md; UOT-RCL has no public code), on the MLP+prototype model of mlp_reference.py (MRL's
+ImageNet / TextNet and prototypes C, SPEC-methods §4.2) at toy sizes, in float64:
+
+  main step (after the warm-up), in uotrcl_method.cpp's order. The per-epoch label correction (JSD, confident set
+  G, C_S, the partial OT of Eq. 14, and with --target_update epoch the Eq. (9) update) happens in begin_epoch, so
+  its results are given: the corrected labels Ŷ = N·T [N, K], the targets y [N, K] and G. The step:
+    forward of the batch (z = f(x) / (‖f(x)‖ + 1e-8), logits zᵀC / τ₁);
+    L_PLC = −(1/B) Σ_i Ŷ_iᵀ(log p_iᵛ + log p_iᵗ)                                                (Eq. 15)
+    relation vectors R_i = softmax_g(cos(z_i, z_g)/τ₂) of the (detached) batch against G embedded by the current
+      networks (no grad), C^R_ij = JSD(R_iᵛ, R_jᵗ)                                               (Eqs. 16-17)
+    the relation plan M: log-domain Sinkhorn on C^R / mean(C^R), uniform marginals 1/B, ε = 0.02, at most 100
+      sweeps, stopping after the first sweep whose L1 row-marginal error is below 1e-6 (ot::StopRule::MarginalL1,
+      docs/uotrcl-choices.md §1)                                                                    (Eq. 17)
+    L_BHG = −(1/B) Σ_i [M_i^{v2t}·log p_i^{v2t} + M_i^{t2v}·log p_i^{t2v}], p^{v2t} = softmax_j(z_iᵛ·z_jᵗ/τ₃), M^{v2t}
+      = M row-normalised, M^{t2v} = Mᵀ row-normalised                                              (Eq. 18)
+    L = L_PLC + λ L_BHG (λ = 0.4)                                                                  (Eq. 19)
+    with --target_update batch: y_i ← γ y_i + (1 − γ) onehot(argmax_k μ_kᵀ(z_iᵛ + z_iᵗ)) for the batch's rows, from
+      this forward's embeddings and the prototypes before the update (γ = 0.99)                    (Eq. 9)
+    zero_grad, backward, Adam (lr 1e-4, PyTorch's betas, no clip: --grad_clip 0), then C's columns renormalised
+      (MRL's C.data = C / C.norm(dim=0); docs/uotrcl-choices.md §3 item 5).
+  warm-up step: L_CE = −(1/B) Σ_i [t_iᵛᵀ log p_iᵛ + t_iᵗᵀ log p_iᵗ] with the noisy one-hot labels (Eq. 2), then
+    the same Adam step and renormalisation.
+
+Run from anywhere:  /usr/bin/python3 tests/reference/uotrcl_step_reference.py   (torch, numpy)
+
+Pinned randomness: the batch is rows ORDER[8:16] (step 1 of an epoch whose permutation ORDER is given through the
+state); Ŷ, y and G are given through the state; no label noise (--noise_ratio 0: the noisy labels are the
+labels of the training file). Adam starts from moments of 4 earlier steps. Nothing else in a step draws.
+Files: images, texts, labels (the training = valid = test set), order, confident, corrected, targets; before.<p>,
+adam.<p>.exp_avg(_sq) (shared by both steps); main.after.<p>, main.adam.<p>.exp_avg(_sq), main.losses
+[plc, bhg, total], main.targets_batch (y after the step with --target_update batch), main.relation_iterations;
+warmup.after.<p>, warmup.adam.<p>.exp_avg(_sq), warmup.losses [ce].
+"""
+import torch
+import torch.nn as nn
+
+import golden_step_common as g
+
+N, K, IMG_DIM, TXT_DIM, HIDDEN, L, B = 16, 3, 6, 5, 7, 4, 8
+LR, LAMBDA, GAMMA, TAU1, TAU2, TAU3 = 1e-4, 0.4, 0.99, 1.0, 1.0, 1.0
+REL_EPS, REL_ITERS, REL_TOL = 0.02, 100, 1e-6
+STEP = 1  # the batch is ORDER[STEP·B : (STEP+1)·B]
+F64 = g.F64
+
+
+class ModalityNet(nn.Module):
+    """MRL ImageNet / TextNet (SPEC-methods §4.2): fc3(relu(fc2(relu(fc1(x))))) / (‖·‖ + 1e-8)."""
+
+    def __init__(self, d_in):
+        super().__init__()
+        self.fc1 = nn.Linear(d_in, HIDDEN)
+        self.fc2 = nn.Linear(HIDDEN, HIDDEN)
+        self.fc3 = nn.Linear(HIDDEN, L)
+
+    def forward(self, x):
+        y = self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
+        return y / (torch.norm(y, dim=1, keepdim=True) + 1e-8)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        c = torch.nn.init.orthogonal_(torch.empty(L, L))[:, :K]
+        self.C = nn.Parameter(c / c.norm(dim=0, keepdim=True))
+        self.img_net = ModalityNet(IMG_DIM)
+        self.txt_net = ModalityNet(TXT_DIM)
+
+
+def soft_ce(logits, targets):  # nn::cross_entropy_soft: −Σ_k t_k log_softmax_k, mean over rows
+    return -(targets * torch.log_softmax(logits, 1)).sum(1).mean()
+
+
+def xlogx(x):
+    return x * torch.log(x.clamp(min=1e-30))
+
+
+def jsd(p, q):  # Eq. (4): ½Σ p log p + ½Σ q log q − Σ m log m, m = (p + q)/2
+    m = (p + q) * 0.5
+    own = (xlogx(p).sum(-1, keepdim=True) + xlogx(q).sum(-1, keepdim=True)) * 0.5
+    return (own - xlogx(m).sum(-1, keepdim=True)).squeeze(-1)
+
+
+def unit(x, eps=1e-8):
+    return x / (x.norm(dim=1, keepdim=True) + eps)
+
+
+def relation_vectors(z, zg):  # Eq. (16) with dist = 1 − cos: softmax_g(cos / τ₂)
+    return torch.softmax((unit(z) @ unit(zg).t()) / TAU2, 1)
+
+
+def sinkhorn(cost):
+    """Log-domain Sinkhorn with uniform marginals (ot::sinkhorn): one sweep is φ = log a − LSE_j(ψ − C/ε), then
+    ψ = log b − LSE_i(φ − C/ε); stop after the first sweep whose Σ_i |(P·1)_i − a_i| < tol, at most max sweeps."""
+    n, m = cost.shape
+    cs = cost / REL_EPS
+    log_a = torch.full((n,), 1.0 / n, dtype=F64).log()
+    log_b = torch.full((m,), 1.0 / m, dtype=F64).log()
+    phi, psi = torch.zeros(n, dtype=F64), torch.zeros(m, dtype=F64)
+    for it in range(1, REL_ITERS + 1):
+        phi = log_a - torch.logsumexp(psi[None, :] - cs, 1)
+        psi = log_b - torch.logsumexp(phi[:, None] - cs, 0)
+        rows = torch.exp(phi + torch.logsumexp(psi[None, :] - cs, 1))
+        if (rows - 1.0 / n).abs().sum() < REL_TOL:
+            break
+    return torch.exp(phi[:, None] + psi[None, :] - cs), it
+
+
+def bhg_loss(z_v, z_t, plan):  # Eq. (18)
+    scores = z_v @ z_t.t() / TAU3
+    m_v2t = plan / plan.sum(1, keepdim=True)
+    m_t2v = plan.t() / plan.t().sum(1, keepdim=True)
+    return soft_ce(scores, m_v2t) + soft_ce(scores.t(), m_t2v)
+
+
+def adam_step(out, prefix, model, opt, loss):
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    with torch.no_grad():  # MRL: C.data = C / C.norm(dim=0)
+        model.C.data = model.C / model.C.norm(dim=0)
+    g.save_state(out, prefix + "after.", model)
+    g.save_adam(out, prefix + "adam.", opt, list(model.named_parameters()))
+
+
+def main():
+    torch.set_num_threads(1)
+    torch.manual_seed(15)
+    out = g.folder("uotrcl")
+    model = Model().double()
+    images = torch.rand(N, IMG_DIM, dtype=torch.float32).to(F64) * 2 - 1  # float32 values, as a feature file
+    texts = torch.rand(N, TXT_DIM, dtype=torch.float32).to(F64) * 2 - 1
+    labels = torch.tensor([0, 1, 2] * 5 + [1], dtype=torch.int64)[torch.randperm(N)]
+    order = torch.randperm(N)
+    confident = torch.tensor([3, 11, 6, 0, 14, 9], dtype=torch.int64)  # G, two per class as Eq. (5) would group it
+    targets = torch.softmax(torch.randn(N, K, dtype=F64) * 2, 1)  # y: soft rows, as after some Eq. (9) updates
+    corrected = torch.rand(N, K, dtype=F64)
+    corrected = corrected / corrected.sum(1, keepdim=True) * torch.rand(N, 1, dtype=F64)  # N·T rows sum to ≤ 1
+    g.save(out, "images", images)
+    g.save(out, "texts", texts)
+    g.save(out, "labels", labels)
+    g.save(out, "order", order)
+    g.save(out, "confident", confident)
+    g.save(out, "targets", targets)
+    g.save(out, "corrected", corrected)
+    g.save_state(out, "before.", model)
+    params = list(model.named_parameters())
+    opt = g.adam_with_moments(params, LR)
+    g.save_adam(out, "adam.", opt, params)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    moments = {n: {k: v.clone() for k, v in opt.state[p].items()} for n, p in params}
+
+    rows = order[STEP * B:(STEP + 1) * B]
+    # --- main step ---
+    z_v, z_t = model.img_net(images[rows]), model.txt_net(texts[rows])
+    logits_v, logits_t = z_v @ model.C / TAU1, z_t @ model.C / TAU1
+    plc = soft_ce(logits_v, corrected[rows]) + soft_ce(logits_t, corrected[rows])
+    with torch.no_grad():
+        g_v, g_t = model.img_net(images[confident]), model.txt_net(texts[confident])
+        cost = jsd(relation_vectors(z_v.detach(), g_v)[:, None, :], relation_vectors(z_t.detach(), g_t)[None, :, :])
+        plan, iters = sinkhorn(cost * (1.0 / cost.mean()))
+        # Eq. (9) for the batch's rows (--target_update batch), before the update
+        hit = torch.argmax((z_v + z_t) @ model.C, 1)
+        new_rows = targets[rows] * GAMMA + torch.nn.functional.one_hot(hit, K).to(F64) * (1 - GAMMA)
+        targets_batch = targets.clone()
+        targets_batch[rows] = new_rows
+    bhg = bhg_loss(z_v, z_t, plan)
+    loss = plc + bhg * LAMBDA
+    adam_step(out, "main.", model, opt, loss)
+    g.save(out, "main.losses", torch.stack([plc, bhg, loss]).detach())
+    g.save(out, "main.targets_batch", targets_batch)
+    g.save(out, "main.relation_iterations", torch.tensor([iters]))
+    print(f"uotrcl main: plc {plc.item():.6f}, bhg {bhg.item():.6f}, loss {loss.item():.6f}, relation OT {iters} "
+          f"sweeps, targets changed on rows {sorted(rows.tolist())}")
+
+    # --- warm-up step, from the same weights and moments ---
+    model.load_state_dict(start)
+    for n, p in params:
+        opt.state[p] = {k: v.clone() for k, v in moments[n].items()}
+    one_hot = torch.nn.functional.one_hot(labels, K).to(F64)
+    z_v, z_t = model.img_net(images[rows]), model.txt_net(texts[rows])
+    ce = soft_ce(z_v @ model.C / TAU1, one_hot[rows]) + soft_ce(z_t @ model.C / TAU1, one_hot[rows])
+    adam_step(out, "warmup.", model, opt, ce)
+    g.save(out, "warmup.losses", torch.stack([ce]).detach())
+    print(f"uotrcl warm-up: ce {ce.item():.6f}")
+
+
+if __name__ == "__main__":
+    main()
