@@ -10,9 +10,13 @@ official code's schedule (SPEC-methods §1.1, §2.2, §3.5) applied to a real to
   rcsl  train.py: AdamW(lr0 = 5e-4) created at the start and re-created at MineEpoch (lr back to lr0), then
         adjust_learning_rate(epoch): lr ← lr·0.1 when epoch ∈ lr_schedules, on the current lr
         (8 epochs, MineEpoch 4, lr_schedules [2, 4, 6]: a milestone before, on and after the re-creation)
+  uotrcl no public code; our reading (docs/uotrcl-choices.md §3 item 10): Adam at the constant lr0 (the paper
+        states lr 1e-4 and no schedule), or with --lr_update N lr0 · 0.1^⌊epoch / N⌋ at the top of every epoch,
+        the warm-up epochs counted (they are inside num_epochs, SPEC-methods §4.3)
+        (lr0 1e-4, 2 warm-up + 5 main epochs; constant, and lr_update 3: a drop inside the main phase)
 
 Run from anywhere:  /usr/bin/python3 tests/reference/schedule_reference.py   (torch 1.13, numpy)
-Files: rcl_lr, l2rm_lr, l2rm_cost_lr, rcsl_lr (float64 [epochs]).
+Files: rcl_lr, l2rm_lr, l2rm_cost_lr, rcsl_lr, uotrcl_lr, uotrcl_step_lr (float64 [epochs]).
 """
 import torch
 
@@ -56,9 +60,21 @@ def rcsl(lr0=5e-4, epochs=8, mine_epoch=4, milestones=(2, 4, 6)):
     return lrs
 
 
+def uotrcl(lr0=1e-4, epochs=7, lr_update=0):
+    opt = one_param_optimizer(torch.optim.Adam, lr0)
+    lrs = []
+    for epoch in range(epochs):  # warm-up epochs 0, 1 included
+        if lr_update > 0:
+            for group in opt.param_groups:
+                group["lr"] = lr0 * (0.1 ** (epoch // lr_update))
+        lrs.append(opt.param_groups[0]["lr"])
+    return lrs
+
+
 def main():
     out = g.folder("schedules")
-    for name, lrs in [("rcl_lr", rcl()), ("l2rm_lr", l2rm(2e-4)), ("l2rm_cost_lr", l2rm(2e-6)), ("rcsl_lr", rcsl())]:
+    for name, lrs in [("rcl_lr", rcl()), ("l2rm_lr", l2rm(2e-4)), ("l2rm_cost_lr", l2rm(2e-6)), ("rcsl_lr", rcsl()),
+                      ("uotrcl_lr", uotrcl()), ("uotrcl_step_lr", uotrcl(lr_update=3))]:
         g.save(out, name, torch.tensor(lrs, dtype=g.F64))
         print(name, lrs)
 

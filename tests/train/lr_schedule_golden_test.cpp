@@ -5,6 +5,9 @@
 //         net alike (main_L2RM.py, SPEC-methods §1.1)
 //   rcsl  AdamW re-created at mine_epoch (lr back to lr0) and ×0.1 on the current lr at each milestone, with
 //         milestones before, on and after the re-creation (train.py, SPEC-methods §3.5)
+//   uotrcl no public code; our reading (docs/uotrcl-choices.md §3 item 10): constant (the default, lr_update
+//         resolves to 0), or lr0·0.1^⌊epoch/lr_update⌋ with the warm-up epochs counted (they are inside
+//         num_epochs, SPEC-methods §4.3)
 // The methods run their own begin_epoch/end_epoch on the golden-step data sets (no training step is needed: the
 // lr of an epoch is set when it begins). Relative tolerance 1e-10 (the closed forms and the reference's
 // repeated ×0.1 differ by roundings only).
@@ -14,6 +17,7 @@
 #include "golden_step_util.h"
 #include "train/methods/pairs/l2rm_method.h"
 #include "train/methods/rcsl/rcsl_method.h"
+#include "train/methods/uotrcl/uotrcl_method.h"
 
 namespace rematch::train {
 namespace {
@@ -101,6 +105,37 @@ TEST_F(LrScheduleGoldenTest, RcslOptimizerRecreatedAtMineEpoch) {
     method.end_epoch(e);
   }
   expect_lrs(lrs, "rcsl_lr");
+}
+
+// Both readings of --lr_update over 2 warm-up + 5 main epochs; the main epochs run begin_epoch's label
+// correction on the golden step's 16 pairs.
+TEST_F(LrScheduleGoldenTest, UotrclConstantOrEveryLrUpdateEpochs) {
+  test::write_golden_labeled("uotrcl", path("labeled"));
+  for (const int64_t lr_update : {int64_t{-1}, int64_t{3}}) {
+    TrainConfig c;
+    c.method = "uotrcl";
+    c.data_path = path("labeled");
+    c.batch_size = 8;
+    c.learning_rate = 1e-4;
+    c.lr_update = lr_update;  // -1: unset, the UOT-RCL default (constant)
+    c.warmup_epoch = 2;
+    c.num_epochs = 7;
+    c.hidden_dim = 7;
+    c.output_dim = 4;
+    c.knn = 2;
+    c.confident_per_class = 2;
+    c.progress = "none";
+    resolve_defaults(c);
+    std::ostringstream log;
+    UotrclMethod method(uotrcl_options(c), data::load_labeled(c.data_path, c.valid_len), log);
+    std::vector<double> lrs;
+    for (int64_t e = 0; e < method.num_epochs(); ++e) {
+      method.begin_epoch(e);
+      lrs.push_back(method.learning_rate());
+      method.end_epoch(e);
+    }
+    expect_lrs(lrs, lr_update > 0 ? "uotrcl_step_lr" : "uotrcl_lr");
+  }
 }
 
 }  // namespace
