@@ -20,6 +20,14 @@ ImageNet / TextNet and prototypes C, SPEC-methods §4.2) at toy sizes, in float6
       this forward's embeddings and the prototypes before the update (γ = 0.99)                    (Eq. 9)
     zero_grad, backward, Adam (lr 1e-4, PyTorch's betas, no clip: --grad_clip 0), then C's columns renormalised
       (MRL's C.data = C / C.norm(dim=0); docs/uotrcl-choices.md §3 item 5).
+  the epoch's label correction (begin_epoch of main epoch 2 of 1 warm-up + 3: s = 0.5), from the same weights
+    and the given targets y: p = softmax(zᵀC/τ₁) of the whole training set; G = per predicted class argmax(pᵛ + pᵗ)
+    the 2 pairs of smallest JSD(pᵛ, pᵗ) (Eq. 5); c_iᵛ = cos(z_iᵛ, z_◇ᵛ) / max(cos(z_iᵗ, z_◇ᵗ), 1e-6) with ◇ the
+    closest pair of G in image space, c_iᵗ the same with the spaces swapped (Eq. 7); the 𝒦 = 3 nearest other pairs
+    of each space vote (1/𝒦) Σ cos·y_k; C_S = −log(max(cᵛ·votesᵛ + cᵗ·votesᵗ, 1e-8)) (Eq. 8); the (N+1)×(K+1)
+    partial OT of Eq. (14) on C_S − min(0, min C_S) with zero-cost dummies, α = [1/N; Σβ − s], β = [1/K; Σα − s],
+    log-domain Sinkhorn at ε = 0.5, at most 1000 sweeps, L1 row-marginal stop at 1e-6; Ŷ = N·T[:N, :K]; then
+    Eq. (9) for every pair from the whole-set embeddings (--target_update epoch).
   warm-up step: L_CE = −(1/B) Σ_i [t_iᵛᵀ log p_iᵛ + t_iᵗᵀ log p_iᵗ] with the noisy one-hot labels (Eq. 2), then
     the same Adam step and renormalisation.
 
@@ -31,7 +39,8 @@ labels of the training file). Adam starts from moments of 4 earlier steps. Nothi
 Files: images, texts, labels (the training = valid = test set), order, confident, corrected, targets; before.<p>,
 adam.<p>.exp_avg(_sq) (shared by both steps); main.after.<p>, main.adam.<p>.exp_avg(_sq), main.losses
 [plc, bhg, total], main.targets_batch (y after the step with --target_update batch), main.relation_iterations;
-warmup.after.<p>, warmup.adam.<p>.exp_avg(_sq), warmup.losses [ce].
+warmup.after.<p>, warmup.adam.<p>.exp_avg(_sq), warmup.losses [ce]; epoch.confident, epoch.corrected,
+epoch.targets, epoch.iterations (the label correction).
 """
 import torch
 import torch.nn as nn
@@ -41,6 +50,7 @@ import golden_step_common as g
 N, K, IMG_DIM, TXT_DIM, HIDDEN, L, B = 16, 3, 6, 5, 7, 4, 8
 LR, LAMBDA, GAMMA, TAU1, TAU2, TAU3 = 1e-4, 0.4, 0.99, 1.0, 1.0, 1.0
 REL_EPS, REL_ITERS, REL_TOL = 0.02, 100, 1e-6
+PER_CLASS, KNN, S_MASS, LC_EPS, LC_ITERS, LC_TOL = 2, 3, 0.5, 0.5, 1000, 1e-6
 STEP = 1  # the batch is ORDER[STEP·B : (STEP+1)·B]
 F64 = g.F64
 
@@ -90,19 +100,20 @@ def relation_vectors(z, zg):  # Eq. (16) with dist = 1 − cos: softmax_g(cos / 
     return torch.softmax((unit(z) @ unit(zg).t()) / TAU2, 1)
 
 
-def sinkhorn(cost):
+def sinkhorn(cost, eps=REL_EPS, iters=REL_ITERS, tol=REL_TOL, a=None, b=None):
     """Log-domain Sinkhorn with uniform marginals (ot::sinkhorn): one sweep is φ = log a − LSE_j(ψ − C/ε), then
     ψ = log b − LSE_i(φ − C/ε); stop after the first sweep whose Σ_i |(P·1)_i − a_i| < tol, at most max sweeps."""
     n, m = cost.shape
-    cs = cost / REL_EPS
-    log_a = torch.full((n,), 1.0 / n, dtype=F64).log()
-    log_b = torch.full((m,), 1.0 / m, dtype=F64).log()
+    cs = cost / eps
+    a = torch.full((n,), 1.0 / n, dtype=F64) if a is None else a
+    b = torch.full((m,), 1.0 / m, dtype=F64) if b is None else b
+    log_a, log_b = a.log(), b.log()
     phi, psi = torch.zeros(n, dtype=F64), torch.zeros(m, dtype=F64)
-    for it in range(1, REL_ITERS + 1):
+    for it in range(1, iters + 1):
         phi = log_a - torch.logsumexp(psi[None, :] - cs, 1)
         psi = log_b - torch.logsumexp(phi[:, None] - cs, 0)
         rows = torch.exp(phi + torch.logsumexp(psi[None, :] - cs, 1))
-        if (rows - 1.0 / n).abs().sum() < REL_TOL:
+        if (rows - a).abs().sum() < tol:
             break
     return torch.exp(phi[:, None] + psi[None, :] - cs), it
 
@@ -112,6 +123,45 @@ def bhg_loss(z_v, z_t, plan):  # Eq. (18)
     m_v2t = plan / plan.sum(1, keepdim=True)
     m_t2v = plan.t() / plan.t().sum(1, keepdim=True)
     return soft_ce(scores, m_v2t) + soft_ce(scores.t(), m_t2v)
+
+
+def label_correction(model, images, texts, targets):
+    """begin_epoch's pass (SPEC-methods §4.3 step 2, docs/uotrcl-choices.md §3 items 6, 7, 15, 16)."""
+    with torch.no_grad():
+        z_v, z_t = model.img_net(images), model.txt_net(texts)
+        p_v, p_t = torch.softmax(z_v @ model.C / TAU1, 1), torch.softmax(z_t @ model.C / TAU1, 1)
+        predicted, d = torch.argmax(p_v + p_t, 1).tolist(), jsd(p_v, p_t).tolist()
+        G = []
+        for k in range(K):  # Eq. (5): per predicted class, smallest JSD first (ties: lower index)
+            members = sorted([i for i in range(N) if predicted[i] == k], key=lambda i: d[i])
+            G += members[:PER_CLASS]
+        s_v, s_t = unit(z_v) @ unit(z_v[G]).t(), unit(z_t) @ unit(z_t[G]).t()
+
+        def ratio(query, other):  # Eq. (7)
+            closest, where = query.max(1, keepdim=True)
+            return closest.squeeze(1) / other.gather(1, where).squeeze(1).clamp(min=1e-6)
+
+        c_v, c_t = ratio(s_v, s_t), ratio(s_t, s_v)
+
+        def votes(z):  # Eq. (8)'s neighbour vote, the pair itself excluded
+            u = unit(z)
+            sims = (u @ u.t()).masked_fill(torch.eye(N, dtype=torch.bool), float("-inf"))
+            values, index = sims.topk(KNN, 1)
+            return (targets[index] * values[:, :, None]).sum(1) / KNN
+
+        cost = -torch.log((c_v[:, None] * votes(z_v) + c_t[:, None] * votes(z_t)).clamp(min=1e-8))
+        shift = min(0.0, cost.min().item())
+        c = cost - shift
+        a, b = torch.full((N,), 1.0 / N, dtype=F64), torch.full((K,), 1.0 / K, dtype=F64)
+        aug = torch.zeros(N + 1, K + 1, dtype=F64)  # Eq. (14): zero-cost dummy row, column and corner
+        aug[:N, :K] = c
+        a_aug = torch.cat([a, (b.sum() - S_MASS).reshape(1)])
+        b_aug = torch.cat([b, (a.sum() - S_MASS).reshape(1)])
+        plan, iters = sinkhorn(aug, LC_EPS, LC_ITERS, LC_TOL, a_aug, b_aug)
+        corrected = plan[:N, :K] * N
+        hit = torch.argmax((z_v + z_t) @ model.C, 1)  # Eq. (9), --target_update epoch
+        new_targets = targets * GAMMA + torch.nn.functional.one_hot(hit, K).to(F64) * (1 - GAMMA)
+    return torch.tensor(G), corrected, new_targets, iters, shift
 
 
 def adam_step(out, prefix, model, opt, loss):
@@ -150,6 +200,14 @@ def main():
     g.save_adam(out, "adam.", opt, params)
     start = {k: v.clone() for k, v in model.state_dict().items()}
     moments = {n: {k: v.clone() for k, v in opt.state[p].items()} for n, p in params}
+
+    G, lc_corrected, lc_targets, lc_iters, shift = label_correction(model, images, texts, targets)
+    g.save(out, "epoch.confident", G)
+    g.save(out, "epoch.corrected", lc_corrected)
+    g.save(out, "epoch.targets", lc_targets)
+    g.save(out, "epoch.iterations", torch.tensor([lc_iters]))
+    print(f"uotrcl label correction: G {G.tolist()}, C_S shift {shift:.4f}, {lc_iters} sweeps, "
+          f"mass {lc_corrected.sum().item() / N:.6f}")
 
     rows = order[STEP * B:(STEP + 1) * B]
     # --- main step ---

@@ -8,7 +8,11 @@
 //               C's columns renormalised; with --target_update batch also Eq. (9) on the batch's rows.
 //   warm-up     L_CE with the noisy one-hot labels (Eq. 2), the same update.
 // The label correction of the epoch (Ŷ, G, and the epoch's Eq. (9) update) runs in begin_epoch, so the step
-// takes them from the state, as a resumed run would.
+// takes them from the state, as a resumed run would; begin_epoch's pass is compared on its own
+// (EpochLabelCorrectionMatchesTheReference: G, C_S from 𝒦 = 3 neighbours, the partial OT of Eq. 14 at ε = 0.5 with
+// s = 0.5 — 7 sweeps in the reference —, Ŷ and the Eq. (9) targets; observed 3.3e-16). At these untrained weights
+// all 16 pairs predict one class, so G is that class's 2 pairs of smallest JSD; C_S has negative entries (the
+// shift of docs/uotrcl-choices.md §3 item 7 is exercised).
 // Pinned randomness: the epoch's permutation is given through the state (the step is step 1: rows order[8:16]);
 // no label noise (--noise_ratio 0, so the noisy labels are the file's, which the test checks); nothing else in
 // a step draws. Adam starts from moments of 4 earlier steps. Every parameter and both Adam moments of every
@@ -41,13 +45,13 @@ class UotrclGoldenStepTest : public test::TempDirTest {
     o.data_path = write_data();
     o.noise_ratio = 0;
     o.batch_size = 8;
-    o.num_epochs = 3;
+    o.num_epochs = 4;
     o.warmup_epochs = 1;
     o.learning_rate = 1e-4;
     o.grad_clip = 0;
     o.hidden_dim = 7;
     o.output_dim = 4;
-    o.knn = 2;  // used by begin_epoch's label correction only
+    o.knn = 3;  // 𝒦, used by begin_epoch's label correction only
     o.confident_per_class = 2;
     o.gamma = 0.99;
     o.lambda_bhg = 0.4;
@@ -139,6 +143,28 @@ TEST_F(UotrclGoldenStepTest, MainStepWithBatchTargetUpdateMatchesTheReference) {
   ASSERT_FALSE(test::all_close(want, test::golden(kMethod, "targets"), 1e-3, 0)) << "the batch's rows move";
   worst = std::max(worst, test::expect_golden_tensor(method->targets(), want, "targets"));
   std::cout << "uotrcl main golden step (--target_update batch): largest difference " << worst << "\n";
+}
+
+// begin_epoch of main epoch 2 (of 1 warm-up + 3: s = 0.2 + 0.6·1/2) from the fixture's weights and targets.
+TEST_F(UotrclGoldenStepTest, EpochLabelCorrectionMatchesTheReference) {
+  const UotrclOptions o = options(TargetUpdate::Epoch);
+  UotrclMethod method(o, data::load_labeled(o.data_path, -1), log_);
+  TrainingState s;
+  method.save_state(s);
+  test::put_golden_module(s, "model.", method.model(), kMethod, "before.");
+  s.put_tensor("uotrcl.targets", test::golden(kMethod, "targets"));
+  method.load_state(s);
+  const EpochInfo info = method.begin_epoch(2);
+  EXPECT_EQ(info.phase, "main");
+  EXPECT_DOUBLE_EQ(info.stats.at("s"), 0.5);
+  EXPECT_EQ(info.stats.at("lc_iterations"), test::golden(kMethod, "epoch.iterations").to_vector<double>()[0]);
+  EXPECT_EQ(info.stats.at("lc_converged"), 1.0);
+  EXPECT_EQ(method.confident(), test::golden(kMethod, "epoch.confident").to_vector<int64_t>());
+  double worst = test::expect_golden_tensor(method.corrected_labels(), test::golden(kMethod, "epoch.corrected"),
+                                            "corrected");
+  worst = std::max(worst, test::expect_golden_tensor(method.targets(), test::golden(kMethod, "epoch.targets"),
+                                                     "targets"));
+  std::cout << "uotrcl epoch label correction: largest difference over Ŷ and y " << worst << "\n";
 }
 
 TEST_F(UotrclGoldenStepTest, WarmupStepMatchesTheReference) {
