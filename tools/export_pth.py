@@ -100,6 +100,14 @@ def options(config, args):
     return argparse.Namespace(**opt)
 
 
+def completed_epochs(meta):
+    """The official 'epoch': epochs completed (SGRAF's and RCL's train.py save epoch + 1). rematch's trainer.epoch is
+    the 0-based epoch in progress, finished when trainer.epoch_done is 1; an init-checkpoint file has neither: 0."""
+    if "trainer.epoch" not in meta:
+        return 0
+    return integer_entry(meta, "trainer.epoch") + integer_entry(meta, "trainer.epoch_done")
+
+
 def integer_entry(meta, *keys):
     for key in keys:
         if key in meta:
@@ -132,7 +140,7 @@ def main():
         part = ("img_enc.", "txt_enc.", "sim_enc.").index(name[:8])
         dicts[part][name[8:]] = torch.from_numpy(np.array(t))  # a writable copy, same dtype and bytes
     best = float(json.loads(meta["trainer.best_score"])) if "trainer.best_score" in meta else 0.0
-    checkpoint = {"epoch": integer_entry(meta, "trainer.epoch", "epoch"), "model": dicts,
+    checkpoint = {"epoch": completed_epochs(meta), "model": dicts,
                   "best_rsum": max(best, 0.0), "opt": options(config, args),
                   "Eiters": integer_entry(meta, "trainer.step", "step")}
     tool_output.write_atomically("export_pth", args.output, lambda f: torch.save(checkpoint, f), "model_best.pth.tar")

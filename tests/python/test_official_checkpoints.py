@@ -109,6 +109,19 @@ def test_export_loads_officially_and_converts_back_bit_for_bit(world, module):
     assert open(world / "S_src.npy", "rb").read() == open(world / "S_back.npy", "rb").read()
 
 
+def test_export_of_a_run_counts_its_completed_epochs(world):
+    # Two epochs of a tiny triplet run: its latest checkpoint closes epoch 2 (0-based 1, done), which the official
+    # code saves as 'epoch': 2.
+    run = world / "run"
+    rematch("train", "--method", "triplet", *data_flags(world), "--run_dir", run, "--batch_size", 3, "--num_epochs",
+            2, "--embed_size", 8, "--word_dim", 4, "--sim_dim", 4, "--progress", "none", "--no_plots")
+    out = world / "run.pth.tar"
+    r = tool("export_pth.py", run / "checkpoint_latest.safetensors", out)
+    assert r.returncode == 0, r.stderr
+    checkpoint, _ = official_style_load(out)
+    assert checkpoint["epoch"] == 2 and checkpoint["Eiters"] > 0
+
+
 def test_export_refuses_what_the_official_code_cannot_load(world):
     rematch("init-checkpoint", "--module_name", "SGR", "--vocab_size", 11, "--img_dim", 8, "--num_regions", 3,
             "--word_dim", 4, "--embed_size", 8, "--sim_dim", 4, "--out", world / "R3.safetensors")
