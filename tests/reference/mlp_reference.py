@@ -23,13 +23,13 @@ IMG_DIM, TXT_DIM, HIDDEN, L, K, N, TAU = 7, 5, 9, 6, 4, 5, 0.5
 
 
 class ModalityNet(nn.Module):
-    """MRL ImageNet / TextNet with a configurable hidden width."""
+    """MRL ImageNet / TextNet with a configurable hidden width: fc3(relu(fc2(relu(fc1(x))))) / (‖·‖ + 1e-8)."""
 
-    def __init__(self, d_in):
+    def __init__(self, d_in, hidden=HIDDEN, out=L):
         super().__init__()
-        self.fc1 = nn.Linear(d_in, HIDDEN)
-        self.fc2 = nn.Linear(HIDDEN, HIDDEN)
-        self.fc3 = nn.Linear(HIDDEN, L)
+        self.fc1 = nn.Linear(d_in, hidden)
+        self.fc2 = nn.Linear(hidden, hidden)
+        self.fc3 = nn.Linear(hidden, out)
 
     def forward(self, x):
         y = self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
@@ -37,12 +37,15 @@ class ModalityNet(nn.Module):
 
 
 class Model(nn.Module):
-    def __init__(self):
+    """Both modality nets and the K unit prototypes C [L, K] (SPEC-methods §4.2); also used by
+    uotrcl_step_reference.py with its own sizes."""
+
+    def __init__(self, img_dim=IMG_DIM, txt_dim=TXT_DIM, hidden=HIDDEN, out=L, classes=K):
         super().__init__()
-        c = torch.nn.init.orthogonal_(torch.empty(L, L))[:, :K]
+        c = torch.nn.init.orthogonal_(torch.empty(out, out))[:, :classes]
         self.C = nn.Parameter(c / c.norm(dim=0, keepdim=True))
-        self.img_net = ModalityNet(IMG_DIM)
-        self.txt_net = ModalityNet(TXT_DIM)
+        self.img_net = ModalityNet(img_dim, hidden, out)
+        self.txt_net = ModalityNet(txt_dim, hidden, out)
 
 
 def save(name, value):

@@ -43,9 +43,9 @@ warmup.after.<p>, warmup.adam.<p>.exp_avg(_sq), warmup.losses [ce]; epoch.confid
 epoch.targets, epoch.iterations (the label correction).
 """
 import torch
-import torch.nn as nn
 
 import golden_step_common as g
+import mlp_reference
 
 N, K, IMG_DIM, TXT_DIM, HIDDEN, L, B = 16, 3, 6, 5, 7, 4, 8
 LR, LAMBDA, GAMMA, TAU1, TAU2, TAU3 = 1e-4, 0.4, 0.99, 1.0, 1.0, 1.0
@@ -55,27 +55,9 @@ STEP = 1  # the batch is ORDER[STEP·B : (STEP+1)·B]
 F64 = g.F64
 
 
-class ModalityNet(nn.Module):
-    """MRL ImageNet / TextNet (SPEC-methods §4.2): fc3(relu(fc2(relu(fc1(x))))) / (‖·‖ + 1e-8)."""
-
-    def __init__(self, d_in):
-        super().__init__()
-        self.fc1 = nn.Linear(d_in, HIDDEN)
-        self.fc2 = nn.Linear(HIDDEN, HIDDEN)
-        self.fc3 = nn.Linear(HIDDEN, L)
-
-    def forward(self, x):
-        y = self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
-        return y / (torch.norm(y, dim=1, keepdim=True) + 1e-8)
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        c = torch.nn.init.orthogonal_(torch.empty(L, L))[:, :K]
-        self.C = nn.Parameter(c / c.norm(dim=0, keepdim=True))
-        self.img_net = ModalityNet(IMG_DIM)
-        self.txt_net = ModalityNet(TXT_DIM)
+def Model():
+    """MRL's two modality nets and the K unit prototypes (SPEC-methods §4.2), at this fixture's sizes."""
+    return mlp_reference.Model(IMG_DIM, TXT_DIM, HIDDEN, L, K)
 
 
 def soft_ce(logits, targets):  # nn::cross_entropy_soft: −Σ_k t_k log_softmax_k, mean over rows
