@@ -1,18 +1,23 @@
 // load_npy (tensor/npy.cpp) on any bytes, both ways it reads data: read into memory and memory-mapped. Both must
-// agree, and what loads must save and load back unchanged.
+// agree, and what loads must save and load back unchanged (element for element: a Fortran-order file is a
+// column-major view that saves in C order).
 #include <cstring>
 
 #include "fuzz/fuzz_util.h"
+#include "tensor/kernels.h"
 #include "tensor/tensor.h"
 
 using namespace rematch;
 
 namespace {
 
-bool same(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.sizes() == b.sizes() &&
-         (a.numel() == 0 ||
-          std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.numel()) * dtype_size(a.dtype())) == 0);
+// Equal dtype, shape and elements in logical (row-major) order: a Fortran-order file loads as a column-major view,
+// and save_npy writes it back in C order, so the storage orders may differ while the tensors are the same.
+bool same(const Tensor& x, const Tensor& y) {
+  if (x.dtype() != y.dtype() || x.sizes() != y.sizes()) return false;
+  if (x.numel() == 0) return true;
+  const Tensor a = kernels::contiguous(x), b = kernels::contiguous(y);
+  return std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.numel()) * dtype_size(a.dtype())) == 0;
 }
 
 }  // namespace
