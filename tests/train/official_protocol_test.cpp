@@ -158,6 +158,11 @@ TEST_F(DryRunTest, DryRunOfAResumeShowsTheSavedConfiguration) {
   nlohmann::json expected = nlohmann::json::parse(saved);
   expected["progress"] = "auto";  // the one flag a resumed run takes from its command line (--progress)
   EXPECT_EQ(nlohmann::json::parse(r.out), expected);
+  // A folder without a run is named, and the dry run leaves no folder behind.
+  const CliResult none = run_cli({"train", "--resume", path("no_run"), "--dry_run"});
+  EXPECT_EQ(none.code, kExitFailure);
+  EXPECT_NE(none.err.find("holds no run to resume"), std::string::npos) << none.err;
+  EXPECT_FALSE(std::filesystem::exists(path("no_run")));
 }
 
 TEST_F(DryRunTest, CocoPresetRunReportsTheFiveFoldMeanAndTheFull5kInItsLastLines) {

@@ -1,6 +1,7 @@
 #include "train/cli/train_command.h"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <memory>
 
 #include "tensor/device.h"
@@ -193,6 +194,9 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, std::ostream& out, std::o
       throw UsageError(o->get_name() + " cannot be combined with --resume: a resumed run keeps the settings of " +
                        c.resume + "/config.json");
   const std::string progress = c.progress;
+  // A dry run writes nothing: not even the folder RunFolder would create before finding no run in it.
+  if (dry && !std::filesystem::is_regular_file(c.resume + "/config.json"))
+    REMATCH_FAIL("run folder '", c.resume, "': holds no run to resume (no ", c.resume, "/config.json)");
   run::RunFolder folder(c.resume, run::RunStart::Resume);
   c = train::resumed_train_config(folder.read_config(), folder.config_path());
   c.progress = progress;
