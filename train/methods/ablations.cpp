@@ -1,6 +1,5 @@
 #include "train/methods/ablations.h"
 
-#include <set>
 #include <string>
 
 #include "tensor/error.h"
@@ -14,12 +13,6 @@ bool is_rcsl(const std::string& method) { return method == "rcsl" || method == "
 void belongs_to(bool given, const char* flag, const TrainConfig& c, bool applies, const char* owner) {
   REMATCH_CHECK(!given || applies, "--", flag, " is an ablation of ", owner, "; --method ", c.method,
                 " has no such piece (drop the flag, or use --method ", owner, ")");
-}
-
-void check_choice(const char* flag, const std::string& value, const std::set<std::string>& allowed) {
-  std::string list;
-  for (const std::string& a : allowed) list += (list.empty() ? "" : " | ") + a;
-  REMATCH_CHECK(allowed.count(value), "--", flag, " must be ", list, " (got '", value, "')");
 }
 
 }  // namespace
@@ -46,8 +39,6 @@ void resolve_ablations(TrainConfig& c) {
   if (l2rm) {
     if (c.rematch_ot.empty()) c.rematch_ot = "partial";
     if (c.cost_function.empty()) c.cost_function = "learned";
-    check_choice("rematch_ot", c.rematch_ot, {"partial", "full"});
-    check_choice("cost_function", c.cost_function, {"learned", "cosine"});
   }
   if (rcsl) {
     REMATCH_CHECK(!(c.no_rcm && (c.no_rcm_t || c.no_rcm_v)),
@@ -66,7 +57,6 @@ void resolve_ablations(TrainConfig& c) {
   }
   if (uotrcl) {
     if (c.confident_set.empty()) c.confident_set = "jsd";
-    check_choice("confident_set", c.confident_set, {"jsd", "random"});
     REMATCH_CHECK(!(c.no_plc && c.no_bhg),
                   "--no_plc with --no_bhg leaves no loss after the warm-up (Eq. 19 is L_PLC + λ L_BHG); drop one");
   }

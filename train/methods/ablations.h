@@ -20,8 +20,9 @@
 namespace rematch::train {
 
 // Fills the ablation fields' defaults for the config's method (l2rm: partial, learned; uotrcl: jsd) and refuses,
-// with an Error naming the flag: a switch given to a method it does not belong to, a value out of its choices,
-// and combinations that contradict each other or leave no loss term. Called by resolve_defaults.
+// with an Error naming the flag: a switch given to a method it does not belong to, and combinations that
+// contradict each other or leave no loss term. Called by resolve_defaults, which then checks the values against
+// their choices as it does every other flag's.
 void resolve_ablations(TrainConfig& config);
 
 }  // namespace rematch::train

@@ -5,6 +5,8 @@
 #include <fstream>
 
 #include "tensor/error.h"
+#include "train/data/precomp_dataset.h"
+#include "train/data/vocab.h"
 #include "train/methods/pairs/pairs_data.h"
 
 namespace rematch::train {
@@ -32,25 +34,20 @@ void check_file(const DataFile& f, const std::string& flags) {
     REMATCH_FAIL(f.role, ": '", f.path, "' is not an .npy file (it does not start with the magic string \\x93NUMPY)");
 }
 
-// A split's captions, as the precomp loader picks them: <split>_caps.txt, else <split>_caps.tsv.
-std::string captions_path(const std::string& folder, const std::string& split) {
-  const std::string base = folder + "/" + split + "_caps";
-  return fs::is_regular_file(base + ".tsv") && !fs::exists(base + ".txt") ? base + ".tsv" : base + ".txt";
-}
-
 void precomp_files(const TrainConfig& c, std::vector<DataFile>& out) {
-  const std::string folder = c.data_path + "/" + c.data_name;
-  if (!fs::is_directory(folder))
-    REMATCH_FAIL("--data_path/--data_name: no data folder '", folder, "' (expected the SCAN precomp layout: ", folder,
-                 "/train_ims.npy, train_caps.txt, dev_ims.npy, ...)");
+  const std::string folder = precomp_folder(c);
   const std::string flags = "--data_path and --data_name";
   for (const std::string& split : {std::string("train"), std::string("dev"), c.test_split}) {
     out.push_back({split + " image features", folder + "/" + split + "_ims.npy"});
     check_file(out.back(), flags);
-    out.push_back({split + " captions", captions_path(folder, split)});
+    try {  // .txt, else .tsv, as the loader picks them
+      out.push_back({split + " captions", data::captions_file(c.data_path, c.data_name, split)});
+    } catch (const Error& e) {
+      REMATCH_FAIL(split, " captions: ", e.what(), " (check ", flags, ")");
+    }
     check_file(out.back(), flags);
   }
-  out.push_back({"vocabulary", vocabulary_file(c)});
+  out.push_back({"vocabulary", data::find_vocabulary_file(c.vocab_path, c.data_path, c.data_name)});
   check_file(out.back(), "--vocab_path");
 }
 

@@ -257,6 +257,11 @@ void resolve_defaults(TrainConfig& c) {
     REMATCH_CHECK(c.warmup_epoch < c.num_epochs, "--warmup_epoch (", c.warmup_epoch,
                   ") must be smaller than --num_epochs (", c.num_epochs, "): UOT-RCL counts warm-up inside");
   resolve_ablations(c);
+  if (c.method == "l2rm") {
+    check_choice("rematch_ot", c.rematch_ot, {"partial", "full"});
+    check_choice("cost_function", c.cost_function, {"learned", "cosine"});
+  }
+  if (c.method == "uotrcl") check_choice("confident_set", c.confident_set, {"jsd", "random"});
 }
 
 std::string to_json(const TrainConfig& c) {

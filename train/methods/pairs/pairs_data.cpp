@@ -7,21 +7,18 @@
 
 namespace rematch::train {
 
-std::string vocabulary_file(const TrainConfig& c) {
-  // issue 16: --vocab_path, else <data_path>/vocab, else ./vocab (where the official scripts read it); with
-  // neither present, the first, for the error that names it.
-  if (!c.vocab_path.empty()) return data::vocabulary_path(c.vocab_path, c.data_name);
-  const std::string beside_data = data::vocabulary_path(c.data_path + "/vocab", c.data_name);
-  const std::string here = data::vocabulary_path("./vocab", c.data_name);
-  return !std::filesystem::exists(beside_data) && std::filesystem::exists(here) ? here : beside_data;
-}
-
-PairsData load_pairs_data(const TrainConfig& c, bool add_mask_word, std::ostream& log) {
+std::string precomp_folder(const TrainConfig& c) {
   const std::string folder = c.data_path + "/" + c.data_name;
   REMATCH_CHECK(std::filesystem::is_directory(folder), "--data_path/--data_name: no data folder '", folder,
                 "' (expected the SCAN precomp layout: ", folder, "/train_ims.npy, train_caps.txt, ...)");
+  return folder;
+}
+
+PairsData load_pairs_data(const TrainConfig& c, bool add_mask_word, std::ostream& log) {
+  const std::string folder = precomp_folder(c);
   PairsData d;
-  d.vocab = data::Vocabulary::load(data::find_vocabulary_file(c.vocab_path, c.data_path, c.data_name));
+  const std::string vocab_file = data::find_vocabulary_file(c.vocab_path, c.data_path, c.data_name);
+  d.vocab = data::Vocabulary::load(vocab_file);
   if (add_mask_word) d.vocab.add_word("<mask>");
   data::PrecompOptions dev_options;
   dev_options.val_subset = data::parse_val_subset(c.val_subset);
@@ -40,8 +37,8 @@ PairsData load_pairs_data(const TrainConfig& c, bool add_mask_word, std::ostream
   d.correspondence = data::make_correspondence(noise, d.train->num_images(), d.train->im_div());
   log << "data: " << folder << ": train " << d.train->num_images() << " images / " << d.train->num_captions()
       << " captions, dev " << d.dev->num_captions() << " captions, " << c.test_split << " "
-      << d.test->num_captions() << " captions; vocabulary " << d.vocab.size() << " words ("
-      << data::find_vocabulary_file(c.vocab_path, c.data_path, c.data_name) << ")\n"
+      << d.test->num_captions() << " captions; vocabulary " << d.vocab.size() << " words (" << vocab_file
+      << ")\n"
       << "noise: " << d.correspondence.source << " (" << d.correspondence.num_noisy() << " of "
       << d.correspondence.num_captions() << " training captions mismatched)\n";
   return d;
