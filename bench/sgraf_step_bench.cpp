@@ -1,4 +1,5 @@
-// CPU float32 time and peak memory of one SGR and one SAF training step (issue 7 point 9): the whole
+// Float32 time and peak memory of one SGR and one SAF training step on the CPU (issue 7 point 9) or on a CUDA
+// device (issue 14, part B point 3: `--device=cuda`): the whole
 // B × B similarity matrix of a batch in one pass (models::SgrafModel, train mode, dropout 0.4 as configured),
 // the VSE++ hardest-negative triplet loss (nn::hardest_negative_triplet, margin 0.2, max_violation) and the
 // backward pass to every parameter. No optimiser step: the same work as bench/baselines/sgraf_step.py, which
@@ -12,10 +13,22 @@
 //   full     B=128 R=36 img=2048 word=300 embed=1024 sim=256 V=8481 (SPEC-backbones §5.2; the GPU target)
 //   reduced  B=32  R=36 img=256  word=64  embed=256  sim=64  V=8481 (what the 2-core CPU run uses)
 // `--dims=reduced` (default), `--dims=full`, `--dims=all` or `--dims=B,R,img,word,embed,sim,V` picks which are
-// registered; the remaining flags go to Google Benchmark.
+// registered; `--device=cpu` (default) or `--device=cuda` / `cuda:N` where the step runs; the remaining flags
+// go to Google Benchmark. Times are wall clock (UseRealTime).
 //
-// Memory counters (MiB, from /proc/self/status): the peak resident set is reset at the start of every run of a
-// case (malloc_trim, so that heap memory freed by earlier runs is not counted, then writing 5 to
+// CUDA: the model, images and token ids live on the device (the caption lengths stay on the host, as the GRU
+// and the similarity encoder want them). Every step ends with loss.item(), whose copy to the host waits for
+// the device's one stream (tensor/cuda/runtime.h), so each timed iteration includes all of its GPU work; one
+// untimed step before the timed ones loads the kernels and creates the cuBLAS handles. Memory counters (MiB,
+// from the device's memory pool, tensor/cuda/runtime.h; the peaks are reset before the model is built):
+//   gpu_peak_MiB           the most held by live tensors: weights, gradients, inputs and the step's
+//                          activations (what torch.cuda.max_memory_allocated reports for PyTorch);
+//   gpu_reserved_peak_MiB  the most the pool held, live or cached for reuse (torch.cuda.max_memory_reserved).
+// Neither counts the CUDA context or cuBLAS's own workspace. Without a usable device (or in a build without
+// CUDA) `--device=cuda` prints one line saying why and exits 0 (bench/run_sgraf_step.sh reports "skipped").
+//
+// CPU memory counters (MiB, from /proc/self/status): the peak resident set is reset at the start of every run
+// of a case (malloc_trim, so that heap memory freed by earlier runs is not counted, then writing 5 to
 // /proc/self/clear_refs; where that is refused, getrusage's ru_maxrss, the process-wide peak, is used instead
 // and `peak_reset` reports 0), then
 //   peak_rss_MiB  VmHWM after the run: the whole process at its peak;
@@ -40,6 +53,11 @@
 #include "autograd/autograd.h"
 #include "models/models.h"
 #include "nn/functional.h"
+#include "tensor/cuda/runtime.h"
+
+#ifdef REMATCH_WITH_CUDA
+#include "bench/cuda_bench_setup.h"  // the device's name in the report's context
+#endif
 
 namespace {
 
@@ -84,6 +102,8 @@ int64_t peak_rss_kib(bool was_reset) {
 
 int64_t g_start_rss_kib = 0;
 
+constexpr double kMiB = 1024.0 * 1024.0;
+
 // --- the step ---------------------------------------------------------------------------------------------------
 
 std::vector<int64_t> caption_lengths(int64_t batch) {
@@ -109,7 +129,9 @@ struct Setup {
     return c;  // sgr_step 3, dropout 0.4: the defaults
   }
 
-  Setup(models::SimilarityModule module, const Dims& d) : model(config(module, d), DType::Float32, &gen) {
+  // Built on the host (the same weights and batch on every device), then moved to `device`.
+  Setup(models::SimilarityModule module, const Dims& d, Device device)
+      : model(config(module, d), DType::Float32, &gen) {
     images = rand({d.batch, d.regions, d.img_dim}, DType::Float32, Device::cpu(), &gen);
     const std::vector<int64_t> lens = caption_lengths(d.batch);
     int64_t longest = 0;
@@ -125,6 +147,11 @@ struct Setup {
     }
     ids = from_vector(tokens, {d.batch, longest});
     lengths = from_vector(lens);
+    if (device.is_cuda()) {
+      model.to(device);
+      images = to(images, device);
+      ids = to(ids, device);
+    }
     model.train();
   }
 
@@ -133,22 +160,29 @@ struct Setup {
     const Tensor scores = model(images, ids, lengths);  // [B, B], rows = images
     const Tensor loss = nn::hardest_negative_triplet(scores, 0.2, true);
     backward(loss);
-    return loss.item<double>();
+    return loss.item<double>();  // on CUDA, waits for the step's kernels (a copy to the host syncs the stream)
   }
 };
 
-void BM_step(benchmark::State& state, models::SimilarityModule module) {
+void run_case(benchmark::State& state, models::SimilarityModule module, Device device) {
   const Dims d{state.range(0), state.range(1), state.range(2), state.range(3),
                state.range(4), state.range(5), state.range(6)};
+  if (device.is_cuda()) cuda::reset_peak_memory_stats(device.index);
   const bool was_reset = reset_peak_rss();
   double loss = 0;
   {
-    Setup s(module, d);
+    Setup s(module, d, device);
+    if (device.is_cuda()) s.step();  // untimed: kernel loading, cuBLAS handles
     for (auto _ : state) {
       loss = s.step();
       benchmark::DoNotOptimize(loss);
       benchmark::ClobberMemory();
     }
+  }
+  if (device.is_cuda()) {
+    const cuda::MemoryStats m = cuda::memory_stats(device.index);
+    state.counters["gpu_peak_MiB"] = static_cast<double>(m.used_peak_bytes) / kMiB;
+    state.counters["gpu_reserved_peak_MiB"] = static_cast<double>(m.reserved_peak_bytes) / kMiB;
   }
   const int64_t peak = peak_rss_kib(was_reset);
   state.counters["peak_rss_MiB"] = static_cast<double>(peak) / 1024.0;
@@ -158,12 +192,23 @@ void BM_step(benchmark::State& state, models::SimilarityModule module) {
   state.counters["pairs"] = static_cast<double>(d.batch * d.batch);
 }
 
-void register_case(const char* name, models::SimilarityModule module, const Dims& d) {
-  benchmark::RegisterBenchmark(name, BM_step, module)
+// An error (a device out of memory at full dims, say) is recorded in the case's report entry (error_occurred,
+// error_message), and the other cases still run.
+void BM_step(benchmark::State& state, models::SimilarityModule module, Device device) {
+  try {
+    run_case(state, module, device);
+  } catch (const Error& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+// CUDA steps take milliseconds: half a second per run gives tens of steps and keeps the GPU runner short.
+void register_case(const char* name, models::SimilarityModule module, const Dims& d, Device device) {
+  benchmark::RegisterBenchmark(name, BM_step, module, device)
       ->Args({d.batch, d.regions, d.img_dim, d.word_dim, d.embed, d.sim_dim, d.vocab})
       ->ArgNames({"B", "R", "img", "word", "embed", "sim", "V"})
       ->UseRealTime()
-      ->MinTime(2.0)
+      ->MinTime(device.is_cuda() ? 0.5 : 2.0)
       ->Unit(benchmark::kMillisecond);
 }
 
@@ -191,11 +236,13 @@ bool parse_dims(const std::string& text, std::vector<Dims>* out) {
 
 int main(int argc, char** argv) {
   g_start_rss_kib = status_kib("VmRSS:");
-  std::string dims_flag = "reduced";
+  std::string dims_flag = "reduced", device_flag = "cpu";
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (i > 0 && std::strncmp(argv[i], "--dims=", 7) == 0)
       dims_flag = argv[i] + 7;
+    else if (i > 0 && std::strncmp(argv[i], "--device=", 9) == 0)
+      device_flag = argv[i] + 9;
     else
       rest.push_back(argv[i]);
   }
@@ -205,9 +252,31 @@ int main(int argc, char** argv) {
                  dims_flag.c_str());
     return 1;
   }
+  Device device;
+  try {
+    device = Device::parse(device_flag);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "--device: %s\n", e.what());
+    return 1;
+  }
+  if (device.is_cuda()) {
+    if (!cuda_available()) {  // one line instead of JSON: the runner reports the run as skipped
+      std::printf("sgraf_step_bench: --device=%s: %s; skipping\n", device_flag.c_str(),
+                  cuda_unavailable_reason().c_str());
+      return 0;
+    }
+    if (device.index >= cuda_device_count()) {
+      std::fprintf(stderr, "--device=%s: only %d CUDA device(s) visible\n", device_flag.c_str(),
+                   cuda_device_count());
+      return 1;
+    }
+#ifdef REMATCH_WITH_CUDA
+    bench::add_device_context(device.index);
+#endif
+  }
   for (const Dims& d : dims) {
-    register_case("sgr_step", models::SimilarityModule::SGR, d);
-    register_case("saf_step", models::SimilarityModule::SAF, d);
+    register_case("sgr_step", models::SimilarityModule::SGR, d, device);
+    register_case("saf_step", models::SimilarityModule::SAF, d, device);
   }
   int rest_argc = static_cast<int>(rest.size());
   benchmark::Initialize(&rest_argc, rest.data());

@@ -22,12 +22,21 @@ R=36 img=2048 word=300 embed=1024 sim=256 V=8481) or B,R,img,word,embed,sim,V.
 Time: median wall-clock seconds of the timed steps (after warm-up; at least --min-repeats, and repeats until
 --min-time seconds). Memory: every case runs in a fresh subprocess. CPU: the peak resident set is reset
 (/proc/self/clear_refs; else getrusage ru_maxrss, process-wide) after `import torch`, and
-step_MiB = peak (VmHWM) - resident set at that point: weights, gradients, inputs, activations. CUDA
-(--device cuda): torch.cuda.max_memory_allocated over the run, synchronised timing.
+step_MiB = peak (VmHWM) - resident set at that point: weights, gradients, inputs, activations.
+CUDA (--device cuda, or cuda:N): the model is built on the host (the same weights on every device) and moved,
+images and token ids on the device, lengths on the host (pack_padded_sequence wants them there); each timed
+step ends with torch.cuda.synchronize(); TF32 off (torch.backends.cuda.matmul.allow_tf32 and
+torch.backends.cudnn.allow_tf32 False, which the GRU's cuDNN RNN would otherwise use), as rematch by default.
+torch.cuda.reset_peak_memory_stats() before the model is built, then over warm-up and timed steps
+gpu_peak_MiB = torch.cuda.max_memory_allocated (weights, gradients, inputs, activations) and
+gpu_reserved_peak_MiB = torch.cuda.max_memory_reserved (the caching allocator's segments), the counters
+bench/sgraf_step_bench.cpp reports from its memory pool. `--check` runs on the chosen device too.
 
 Run with Debian's PyTorch: /usr/bin/python3 bench/baselines/sgraf_step.py [--threads 2] [--dims reduced]
-  [--models SGR,SAF] [--variants per_caption,batched] [--device cpu|cuda] [--check]
-Prints one JSON object per line: {"case": "sgr_step", "variant": ..., "seconds": ..., "step_MiB": ..., ...}.
+  [--models SGR,SAF] [--variants per_caption,batched] [--device cpu|cuda|cuda:N] [--check]
+(on a GPU, a Python whose PyTorch has CUDA). Prints one JSON object per line: {"case": "sgr_step", "variant":
+..., "seconds": ..., "step_MiB": ..., ...}, with gpu_peak_MiB and gpu_reserved_peak_MiB instead of the CPU
+memory fields on CUDA.
 """
 import argparse
 import json
@@ -189,12 +198,13 @@ def run_case(module_name, variant, args):
     rss0 = status_kib("VmRSS")
     was_reset = reset_peak_rss()
     if cuda:
+        set_tf32(False)
         torch.cuda.reset_peak_memory_stats(device)
     torch.manual_seed(0)
     model = make_model(module_name, args.dims, variant).to(device)
     model.train()
     images, captions, lengths = make_batch(args.dims, device)
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
 
     def step():
         model.zero_grad(set_to_none=True)
@@ -216,15 +226,21 @@ def run_case(module_name, variant, args):
            "repeats": len(times), "loss": float(loss), "dims": ",".join(map(str, args.dims)),
            "device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads()}
     if cuda:
-        row["peak_MiB"] = torch.cuda.max_memory_allocated(device) / 2**20
-        row["step_MiB"] = row["peak_MiB"]
-        row["memory"] = "torch.cuda.max_memory_allocated"
+        row["gpu_peak_MiB"] = torch.cuda.max_memory_allocated(device) / 2**20
+        row["gpu_reserved_peak_MiB"] = torch.cuda.max_memory_reserved(device) / 2**20
+        row["gpu"] = torch.cuda.get_device_name(device)
+        row["memory"] = "torch.cuda.max_memory_allocated, max_memory_reserved"
     else:
         peak = status_kib("VmHWM") if was_reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         row["peak_rss_MiB"] = peak / 1024
         row["step_MiB"] = (peak - rss0) / 1024
         row["memory"] = "VmHWM after clear_refs" if was_reset else "ru_maxrss"
     return row
+
+
+def set_tf32(allowed):
+    torch.backends.cuda.matmul.allow_tf32 = allowed
+    torch.backends.cudnn.allow_tf32 = allowed
 
 
 def check(device):
@@ -266,7 +282,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--dims", type=parse_dims, default=REDUCED)
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     parser.add_argument("--models", default="SGR,SAF")
     parser.add_argument("--variants", default="per_caption,batched")
     parser.add_argument("--warmup", type=int, default=2)
@@ -276,9 +292,13 @@ def main():
     parser.add_argument("--case", help=argparse.SUPPRESS)  # MODEL:VARIANT, run in this process
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        parser.error(f"--device {args.device}: this PyTorch sees no CUDA device (torch {torch.__version__}, "
+                     f"built with CUDA {torch.version.cuda}); use a PyTorch with CUDA on a GPU machine")
 
     if args.check:
-        sys.exit(0 if check(torch.device(args.device)) else 1)
+        sys.exit(0 if check(device) else 1)
     if args.case:
         module_name, variant = args.case.split(":")
         print(json.dumps(run_case(module_name, variant, args)), flush=True)

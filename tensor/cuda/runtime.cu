@@ -1,5 +1,6 @@
 // Device memory comes from the stream-ordered allocator (cudaMallocAsync) on each device's default pool,
-// whose release threshold is raised so freed blocks stay cached instead of returning to the driver.
+// whose release threshold is raised so freed blocks stay cached instead of returning to the driver; the pool's
+// own counters give the memory statistics.
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -83,6 +84,42 @@ void device_free(void* ptr, int device) {
   if (!ptr) return;
   cudaSetDevice(device);
   cudaFreeAsync(ptr, stream(device));  // no throw from a destructor path
+}
+
+namespace {
+// The device's default pool (the one device_malloc allocates from), once the device's stream has run what it
+// was given: a cudaFreeAsync returns its block to the pool in stream order, so only then is it counted.
+cudaMemPool_t synchronized_pool(int device) {
+  cudaStream_t s = stream(device);  // checks the index and sets the pool up
+  REMATCH_CUDA_CHECK(cudaSetDevice(device));
+  REMATCH_CUDA_CHECK(cudaStreamSynchronize(s));
+  cudaMemPool_t pool;
+  REMATCH_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  return pool;
+}
+
+size_t pool_bytes(cudaMemPool_t pool, cudaMemPoolAttr attr) {
+  uint64_t bytes = 0;  // these attributes are cuuint64_t
+  REMATCH_CUDA_CHECK(cudaMemPoolGetAttribute(pool, attr, &bytes));
+  return static_cast<size_t>(bytes);
+}
+}  // namespace
+
+MemoryStats memory_stats(int device) {
+  cudaMemPool_t pool = synchronized_pool(device);
+  MemoryStats m;
+  m.used_bytes = pool_bytes(pool, cudaMemPoolAttrUsedMemCurrent);
+  m.used_peak_bytes = pool_bytes(pool, cudaMemPoolAttrUsedMemHigh);
+  m.reserved_bytes = pool_bytes(pool, cudaMemPoolAttrReservedMemCurrent);
+  m.reserved_peak_bytes = pool_bytes(pool, cudaMemPoolAttrReservedMemHigh);
+  return m;
+}
+
+void reset_peak_memory_stats(int device) {
+  cudaMemPool_t pool = synchronized_pool(device);
+  uint64_t zero = 0;  // the only value a high-water mark takes: it restarts from the current value
+  REMATCH_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
+  REMATCH_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero));
 }
 
 namespace {

@@ -1,6 +1,6 @@
-// The CUDA runtime as the tensor layer sees it: device memory, copies, device count. Implemented in
-// runtime.cu when the build has CUDA, and by runtime_disabled.cpp (every call but the device queries throws)
-// when it does not, so the rest of the engine compiles the same either way.
+// The CUDA runtime as the tensor layer sees it: device memory and its statistics, copies, device count.
+// Implemented in runtime.cu when the build has CUDA, and by runtime_disabled.cpp (every call but the device
+// queries throws) when it does not, so the rest of the engine compiles the same either way.
 //
 // Threads: rematch drives each device from one host thread at a time (the training loop, a CLI command, one
 // test). Each device has one stream that all its work goes to, in the order it is issued, and nothing locks
@@ -29,5 +29,23 @@ std::string device_query_error();
 void* device_malloc(size_t nbytes, int device);
 void device_free(void* ptr, int device);
 void memcpy(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes);
+
+// Bytes of the device's memory pool, the one device_malloc allocates from (all of rematch's device tensors;
+// not the CUDA context, nor cuBLAS's own workspace):
+//   used_bytes           held by live allocations now: comparable with PyTorch's torch.cuda.memory_allocated;
+//   used_peak_bytes      the most held by live allocations since the last reset (or the pool's creation):
+//                        comparable with torch.cuda.max_memory_allocated;
+//   reserved_bytes       backing memory the pool holds now, live or cached for reuse (freed blocks stay cached:
+//                        the release threshold is raised): comparable with torch.cuda.memory_reserved;
+//   reserved_peak_bytes  its most since the last reset: comparable with torch.cuda.max_memory_reserved.
+// A tensor's memory is freed in stream order (cudaFreeAsync), so both calls first wait for the device's stream:
+// the counters then include every free issued so far. Errors when the device is not available (a build
+// without CUDA, no visible device, an index out of range).
+struct MemoryStats {
+  size_t used_bytes = 0, used_peak_bytes = 0, reserved_bytes = 0, reserved_peak_bytes = 0;
+};
+MemoryStats memory_stats(int device);
+// Starts both peaks again from the current values (used_peak = used, reserved_peak = reserved).
+void reset_peak_memory_stats(int device);
 
 }  // namespace rematch::cuda

@@ -16,5 +16,12 @@ void memcpy(void*, Device dst, const void*, Device src, size_t nbytes) {
   REMATCH_FAIL("copy of ", nbytes, " bytes from ", src.str(), " to ", dst.str(),
                ": rematch was built without CUDA (REMATCH_CUDA=OFF)");
 }
+MemoryStats memory_stats(int device) {
+  REMATCH_FAIL("cuda:", device, ": no memory statistics: rematch was built without CUDA (REMATCH_CUDA=OFF)");
+}
+void reset_peak_memory_stats(int device) {
+  REMATCH_FAIL("cuda:", device, ": cannot reset the peak memory statistics: rematch was built without CUDA "
+               "(REMATCH_CUDA=OFF)");
+}
 
 }  // namespace rematch::cuda
