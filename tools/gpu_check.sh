@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # One command for the lent GPU machine (an H100 or H200, 16 cores, PyTorch in its image): build rematch with
 # the CUDA backend for sm_90, run the GPU tests, the very large GPU tests, compute-sanitizer's memcheck over
-# the GPU tests, the CUDA benchmarks against PyTorch on the same GPU and the quick CPU tests, and end with a
-# short summary table. Run it from the repository root of the copy on that machine:
+# the GPU tests, the CUDA benchmarks against PyTorch on the same GPU, the full-size workloads (training steps,
+# scoring, every method, the demo) and the quick CPU tests, and end with a short summary table. Run it from
+# the repository root of the copy on that machine:
 #
-#   tools/gpu_check.sh [STAGE...]     STAGE: build | tests | large | memcheck | bench | cpu-tests | all
-#                                     (all, the default: every stage in that order)
+#   tools/gpu_check.sh [STAGE...]     STAGE: build | tests | large | memcheck | bench | workloads | cpu-tests
+#                                     | all (all, the default: every stage in that order)
 #
 #   build      configure build-gpu (CUDA on, sm_90, Release) and build everything; resumes where it stopped
 #   tests      the GPU tests (ctest -R 'Cuda|CUDA', the suites ending in "Large" left out), 16 in parallel
@@ -17,6 +18,10 @@
 #              runtime) memcheck is reported unavailable, not failed.
 #   bench      bench/run_cuda.sh (op benchmarks, at most half the stage's time), then
 #              bench/run_sinkhorn_cuda.sh with the time left computed again
+#   workloads  at full model size against the official PyTorch code on the same GPU: the SGR and SAF training
+#              step, time and peak GPU memory (bench/run_sgraf_step.sh, DEVICE=cuda); scoring 1,000 images ×
+#              5,000 captions with `rematch score --device cuda` (bench/run_score.sh); one synthetic run
+#              per method and `rematch demo --device cuda` (bench/run_methods_cuda.sh); see stage_workloads
 #   cpu-tests  every other test but the slow CPU behaviour tests (BehaviourTest.*, RcslBehaviourTest.*,
 #              *Study*, 5-20 minutes each), which are never run here
 #
@@ -29,36 +34,46 @@
 # Time. The device tool kills a command after 10 minutes, keeps the machine (and build-gpu on it) only 30 s
 # after a call, and lends 30 minutes of device time per session, counted from asking for the machine until it
 # goes back, idle or busy. Every stage gets only the time left before BUDGET seconds (default 540) minus what
-# the later stages of the same call are set aside (tests 90 s, large 60, memcheck 120, bench 150, cpu-tests
-# 90), so the summary always prints; a stage cut short says so, and build and memcheck resume in the next call.
+# the later stages of the same call are set aside (tests 90 s, large 60, memcheck 120, bench 150, workloads
+# 300, cpu-tests 90), so the summary always prints; a stage cut short says so, and build and memcheck resume in the next call.
 #
-# Plan for a first GPU session: 30 minutes of device time, 10 minutes a command. Each call needs the build
-# folder the last one left, and the machine stays warm only 30 s after a call: make the next call as soon as
-# the last returns (read its summary afterwards), or it gets a bare machine (1-2 minutes to start) that must
-# build again. Device times below are upper bounds, counted from the first call.
+# Plan for a first GPU session: 30 minutes of device time, 10 minutes a command, four calls. Each call needs
+# the build folder the last one left, and the machine stays warm only 30 s after a call: make the next call as
+# soon as the last returns (read its summary afterwards), or it gets a bare machine (1-2 minutes to start) that
+# must build again. Device times are upper bounds, counted from the first call; the order is what issue 14
+# part B needs most: correctness (build, GPU tests), then the measurements, then the sanitizer.
 #   0. Here, at no device cost: `status` (can_start_another true?), then `tools/gpu_deps.sh fetch` (26 MB of
 #      Debian packages into build-gpu-deps/, ignored by git). Every call: carry ["build-gpu-deps"], timeout_s
 #      600, command `tools/gpu_check.sh ...` as below.
 #   1. `tools/gpu_check.sh build tests` (BUDGET 540 s): the machine's start, then the cold build with 16 jobs
-#      (never timed there) and the GPU tests in the time left. 11.5 minutes.
-#   2. If call 1's build stopped: `BUDGET=330 tools/gpu_check.sh build tests large` (resumes the build); if it
-#      ran the GPU tests: `BUDGET=180 tools/gpu_check.sh large`. 17 minutes.
-#   3. `BUDGET=300 tools/gpu_check.sh memcheck`: resumes suite by suite. 22.5 minutes.
-#   4. `BUDGET=300 tools/gpu_check.sh bench`: op and Sinkhorn benchmarks against PyTorch. 27.5 minutes.
-#   5. The last 2.5 minutes: `BUDGET=120 tools/gpu_check.sh memcheck` when step 3 ran out of time, else
-#      `BUDGET=120 tools/gpu_check.sh cpu-tests`; then give_back at once (a warm machine's idle time counts).
+#      (never timed there) and the GPU tests (ops, OT, models, every method; ~1-2 minutes) in the time left.
+#      11.5 minutes. If the build stopped, call `BUDGET=240 tools/gpu_check.sh build tests` next (resumes the
+#      build; 16 minutes) and drop call 4.
+#   2. `tools/gpu_check.sh workloads large` (BUDGET 540): the SGR/SAF step, scoring 1,000 × 5,000, the seven
+#      methods and the GPU demo (stopped and projected when it cannot finish) ~7 minutes, then the Large
+#      suites. 21 minutes.
+#   3. `BUDGET=300 tools/gpu_check.sh bench`: the op and Sinkhorn benchmarks against PyTorch. 26.5 minutes.
+#   4. `BUDGET=150 tools/gpu_check.sh memcheck`: what fits (it resumes suite by suite in a later session).
+#      29 minutes. Then give_back at once (a warm machine's idle time counts).
+#   The whole GPU demo (`rematch demo --device cuda`, 20 epochs at its GPU size: 10-30 minutes by estimate)
+#   does not fit beside these; call 2 measures its speed and projects its time, and a later session can run
+#   `BUILD=build-gpu DEMO=only DEMO_EPOCHS=6 DEMO_SECONDS=560 bench/run_methods_cuda.sh` (the demo's own
+#   size, the fewest epochs l2rm's warm-up allows) as a call of its own.
 # When a call finds no warm machine (it went back, or a start failed), return to step 1 with what is left: the
-# build went with the machine. Under 8 minutes left, skip the benchmarks; the CPU tests, which CI runs anyway,
-# are the first to drop.
+# build went with the machine. Under 8 minutes left, skip memcheck and the Large suites; the CPU tests, which
+# CI runs anyway, are never worth device time.
 #
 # Build dependencies: when the machine lacks the Debian packages the build uses (OpenBLAS, GoogleTest, Google
 # Benchmark, CLI11, nlohmann-json, HDF5, stb), they come from build-gpu-deps/, fetched beforehand on a Debian
 # 12 machine with `tools/gpu_deps.sh fetch` and carried with the command (carry ["build-gpu-deps"]).
 #
 # Output: the stage logs (build.log with the configure step; tests.log with the tests, large and cpu-tests
-# stages; memcheck.log; bench.log), the benchmark measurements (bench.json, and sinkhorn_cuda.json from the
-# Sinkhorn runner) and the summary (summary.md, summary.json) go to $OUT when set (the device tool's output
-# folder, which returns at most 8 files), else to build-gpu/check. The exit status is 1 when a stage failed.
+# stages; memcheck.log; bench.log; sgraf_step.log, score.log, methods.log), the measurements (bench.json,
+# sinkhorn_cuda.json, sgraf_step.json, score.json, methods.json) and the summary (summary.md, summary.json:
+# every stage's result and every runner's checks, value >= target) are written to build-gpu/check, emptied
+# when a call starts. With $OUT set (the device tool's output folder, which brings back at most 8 files) the
+# call ends by copying summary.md and summary.json there with check.tar.gz, an archive of the whole folder.
+# The exit status is 1 when a stage failed.
 # Env: JOBS (default 16), BUDGET (seconds, default 540), BUILD_DIR (default build-gpu), PYTHON (default
 # python3), SANITIZER (compute-sanitizer to use; default: the one on PATH or under /usr/local/cuda).
 set -uo pipefail
@@ -68,11 +83,14 @@ cd "$root" || exit 1
 build_dir="${BUILD_DIR:-build-gpu}"
 jobs="${JOBS:-16}"
 budget="${BUDGET:-540}"
-out="${OUT:-$build_dir/check}"
+# Every stage writes into the work folder $out (emptied when a call starts); the call ends by copying the
+# summary and one archive of the rest to $OUT (the device tool brings back at most 8 files).
+out="$build_dir/check"
 python="${PYTHON:-python3}"
-mkdir -p "$out"
+rm -rf "$out"
+mkdir -p "$out" && out="$(cd "$out" && pwd)"
 start=$SECONDS
-declare -A reserve=([build]=0 [tests]=90 [large]=60 [memcheck]=120 [bench]=150 [cpu-tests]=90)
+declare -A reserve=([build]=0 [tests]=90 [large]=60 [memcheck]=120 [bench]=150 [workloads]=300 [cpu-tests]=90)
 declare -A result seconds_taken
 stages=()
 
@@ -358,15 +376,60 @@ stage_bench() {
   ((ok))
 }
 
+# The full-size workloads (issue 14 part B points 3 and 4), one runner after another, each given its share of
+# the stage's time left (by weight among the runners still to go; what one leaves passes on): the SGR and SAF
+# training step against the official per-caption PyTorch loop and its batched variant, time and peak GPU
+# memory (bench/run_sgraf_step.sh, DEVICE=cuda; ~1-2 minutes); scoring 1,000 images × 5,000 captions with
+# `rematch score --device cuda` against the official encode + shard_attn_scores (bench/run_score.sh,
+# DEVICE=cuda; ~1-1.5 minutes); one synthetic run per method at full model size, then `rematch demo --device
+# cuda` in the time left, stopped and projected when it cannot finish (bench/run_methods_cuda.sh, which keeps
+# to BUDGET: it is given its limit less 25 s). Each writes <name>.log and <name>.json.
+workload_runners=(sgraf_step score methods)
+declare -A workload_weight=([sgraf_step]=1 [score]=1 [methods]=2)
+declare -A workload_command=(
+  [sgraf_step]="env DEVICE=cuda bench/run_sgraf_step.sh"
+  [score]="env DEVICE=cuda bench/run_score.sh"
+  [methods]="env LOGS=$out/methods_runs.log bench/run_methods_cuda.sh"
+)
+
+stage_workloads() {
+  local i j name limit rc ok=1 weights line
+  result[workloads]=""
+  for i in "${!workload_runners[@]}"; do
+    name="${workload_runners[$i]}"
+    weights=0
+    for ((j = i; j < ${#workload_runners[@]}; j++)); do weights=$((weights + workload_weight[${workload_runners[$j]}])); done
+    limit=$(($(stage_limit workloads) * workload_weight[$name] / weights))
+    ((limit < 60)) && limit=60
+    say "workload $name: ${workload_command[$name]} (at most $limit s)"
+    # shellcheck disable=SC2086  # the command is words
+    BUILD="$build_dir" PYTHON="$python" JSON="$(cd "$out" && pwd)/$name.json" BUDGET=$((limit - 25)) \
+      timeout --kill-after=15 "$limit" ${workload_command[$name]} >"$out/$name.log" 2>&1
+    rc=$?
+    tail -n 40 "$out/$name.log"
+    line="$(grep -E "targets? met|CUDA benchmarks skipped" "$out/$name.log" | tail -n 1)"
+    if ((rc != 0)); then
+      ok=0
+      line="FAILED, exit $rc$( ((rc == 124 || rc == 137)) && echo " (stopped after $limit s)")${line:+; $line}"
+    elif grep -q "CUDA benchmarks skipped" "$out/$name.log" && gpu_listed; then
+      ok=0
+      line="FAILED: skipped although nvidia-smi lists a GPU ($line)"
+    fi
+    result[workloads]+="$name: ${line:-done, no target line} ($name.log); "
+  done
+  result[workloads]="${result[workloads]%; }"
+  ((ok))
+}
+
 # --- main ----------------------------------------------------------------------------------------------------
 main() {
   local arg
   for arg in "${@:-all}"; do
     case "$arg" in
-      all) stages+=(build tests large memcheck bench cpu-tests) ;;
-      build | tests | large | memcheck | bench | cpu-tests) stages+=("$arg") ;;
+      all) stages+=(build tests large memcheck bench workloads cpu-tests) ;;
+      build | tests | large | memcheck | bench | workloads | cpu-tests) stages+=("$arg") ;;
       *)
-        echo "usage: tools/gpu_check.sh [build|tests|large|memcheck|bench|cpu-tests|all]..." >&2
+        echo "usage: tools/gpu_check.sh [build|tests|large|memcheck|bench|workloads|cpu-tests|all]..." >&2
         exit 2
         ;;
     esac
@@ -376,7 +439,6 @@ main() {
     --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.mem,temperature.gpu,power.draw 2>&1 ||
     echo "nvidia-smi failed: no GPU visible?"
   nvcc --version 2>/dev/null | tail -n 1 || true
-  rm -f "$out/tests.log" "$out/memcheck.log"
 
   local s t0 failed=0
   for s in "${stages[@]}"; do
@@ -401,25 +463,42 @@ main() {
   local pairs=()
   for s in "${stages[@]}"; do pairs+=("$s" "${result[$s]:-not run}" "${seconds_taken[$s]:-}"); done
   "$python" - "$out" "${pairs[@]}" <<'PYEOF'
-import json, os, sys
+import glob, json, os, sys
 
 out, rest = sys.argv[1], sys.argv[2:]
 stages = {rest[i]: {"result": rest[i + 1], "seconds": int(rest[i + 2]) if rest[i + 2] else None}
           for i in range(0, len(rest), 3)}
-summary = {"stages": stages}
-bench = os.path.join(out, "bench.json")
-if os.path.exists(bench):
-    checks = json.load(open(bench))["checks"]
-    summary["bench_checks"] = checks
+summary = {"stages": stages, "checks": [], "measurements": {}}
+# Every runner's JSON: its "checks" ({family, case, value, target, verdict}; value >= target is the target)
+# join the summary's list, and the whole file is kept under its name.
+for path in sorted(glob.glob(os.path.join(out, "*.json"))):
+    name = os.path.basename(path)
+    if name == "summary.json":
+        continue
+    try:
+        data = json.load(open(path))
+    except ValueError as e:
+        summary["measurements"][name] = {"error": f"unreadable: {e}"}
+        continue
+    summary["measurements"][name] = data
+    for c in data.get("checks", []) if isinstance(data, dict) else []:
+        summary["checks"].append({**c, "source": name})
+if summary["checks"]:
     with open(os.path.join(out, "summary.md"), "a") as f:
-        f.write("\nBenchmark targets (share of copy bandwidth or time ratio, then the target):\n\n")
-        for c in checks:
-            value = "-" if c["value"] is None else f"{c['value']:.2f}"
-            f.write(f"- {c['family']} {c['case']}: {value} (>= {c['target']}) {c['verdict']}\n")
+        f.write("\nChecks (value >= target where there is one; each runner's table says what the value is):\n\n")
+        for c in summary["checks"]:
+            value = "-" if c["value"] is None else f"{c['value']:.3g}"
+            target = "" if c.get("target") is None else f" (>= {c['target']})"
+            f.write(f"- {c['source']}: {c['family']} {c['case']}: {value}{target} {c['verdict']}\n")
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=1)
 PYEOF
+  if [[ -n "${OUT:-}" ]]; then
+    mkdir -p "$OUT"
+    cp "$out/summary.md" "$out/summary.json" "$OUT/"
+    tar -czf "$OUT/check.tar.gz" -C "$out" . 2>/dev/null || echo "could not archive $out into \$OUT/check.tar.gz"
+  fi
   echo
-  say "summary (also in $out/summary.md)"
+  say "summary (also in $out/summary.md${OUT:+, and with every log and measurement in \$OUT/check.tar.gz})"
   cat "$out/summary.md"
   return "$failed"
 }
