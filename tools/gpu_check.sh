@@ -5,8 +5,9 @@
 # scoring, every method, the demo) and the quick CPU tests, and end with a short summary table. Run it from
 # the repository root of the copy on that machine:
 #
-#   tools/gpu_check.sh [STAGE...]     STAGE: build | tests | large | memcheck | bench | workloads | cpu-tests
-#                                     | all (all, the default: every stage in that order)
+#   tools/gpu_check.sh [STAGE...]     STAGE: build | tests | large | memcheck | racecheck | bench | workloads
+#                                     | cpu-tests | all (all, the default: every stage in that order but
+#                                     racecheck)
 #
 #   build      configure build-gpu (CUDA on, sm_90, Release) and build everything; resumes where it stopped
 #   tests      the GPU tests (ctest -R 'Cuda|CUDA', the suites ending in "Large" left out), 16 in parallel
@@ -16,6 +17,7 @@
 #              binary is rebuilt (rm -r build-gpu/memcheck to start over), so the stage resumes where a call
 #              stopped. Where compute-sanitizer refuses the device ("Device not supported", as on a gVisor
 #              runtime) memcheck is reported unavailable, not failed.
+#   racecheck  the same with compute-sanitizer's racecheck (shared-memory hazards), stamps in build-gpu/racecheck/
 #   bench      bench/run_cuda.sh (op benchmarks, at most half the stage's time), then
 #              bench/run_sinkhorn_cuda.sh with the time left computed again
 #   workloads  at full model size against the official PyTorch code on the same GPU: the SGR and SAF training
@@ -34,8 +36,9 @@
 # Time. The device tool kills a command after 10 minutes, keeps the machine (and build-gpu on it) only 30 s
 # after a call, and lends 30 minutes of device time per session, counted from asking for the machine until it
 # goes back, idle or busy. Every stage gets only the time left before BUDGET seconds (default 540) minus what
-# the later stages of the same call are set aside (tests 90 s, large 60, memcheck 120, bench 150, workloads
-# 300, cpu-tests 90), so the summary always prints; a stage cut short says so, and build and memcheck resume in the next call.
+# the later stages of the same call are set aside (tests 90 s, large 60, memcheck and racecheck 120, bench 150,
+# workloads 300, cpu-tests 90), so the summary always prints; a stage cut short says so, and build, memcheck
+# and racecheck resume in the next call.
 #
 # Plan for a first GPU session: 30 minutes of device time, 10 minutes a command, four calls. Each call needs
 # the build folder the last one left, and the machine stays warm only 30 s after a call: make the next call as
@@ -90,7 +93,8 @@ python="${PYTHON:-python3}"
 rm -rf "$out"
 mkdir -p "$out" && out="$(cd "$out" && pwd)"
 start=$SECONDS
-declare -A reserve=([build]=0 [tests]=90 [large]=60 [memcheck]=120 [bench]=150 [workloads]=300 [cpu-tests]=90)
+declare -A reserve=([build]=0 [tests]=90 [large]=60 [memcheck]=120 [racecheck]=120 [bench]=150 [workloads]=300
+                    [cpu-tests]=90)
 declare -A result seconds_taken
 stages=()
 
@@ -261,21 +265,23 @@ memcheck_units() {
                 print substr(order[i], 1, length(order[i]) - 1), tests[order[i]] }'
 }
 
-stage_memcheck() {
+# One compute-sanitizer tool ($1: memcheck or racecheck) over the GPU tests, suite by suite, resumable.
+sanitizer_stage() {
+  local checker="$1"
   local sanitizer="${SANITIZER:-}" candidate
   [[ -n "$sanitizer" ]] || sanitizer="$(command -v compute-sanitizer)"
   for candidate in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
     [[ -z "$sanitizer" && -x "$candidate" ]] && sanitizer="$candidate"
   done
   if [[ -z "$sanitizer" ]]; then
-    result[memcheck]="compute-sanitizer not found"
+    result[$checker]="compute-sanitizer not found"
     return 1
   fi
-  local limit stamps="$build_dir/memcheck" log="$out/memcheck.log" part="$out/memcheck.log.part"
-  limit="$(stage_limit memcheck)"
+  local limit stamps="$build_dir/$checker" log="$out/$checker.log" part="$out/$checker.log.part"
+  limit="$(stage_limit "$checker")"
   local until=$((SECONDS + limit))
   mkdir -p "$stamps"
-  say "memcheck: one compute-sanitizer run per suite of GPU tests ($memcheck_filter), suites recorded in" \
+  say "$checker: one compute-sanitizer run per suite of GPU tests ($memcheck_filter), suites recorded in" \
     "$stamps/ skipped (at most $limit s)"
   local units=0 earlier=0 ran=0 errors=0 failed=0 stopped=0 unavailable=""
   local bin name version suite filter stamp rc found
@@ -300,17 +306,19 @@ stage_memcheck() {
         continue
       fi
       echo "---- $name $suite" >>"$log"
-      timeout --kill-after=10 "$left" "$sanitizer" --tool memcheck --error-exitcode 99 --print-limit 50 \
+      timeout --kill-after=10 "$left" "$sanitizer" --tool "$checker" --error-exitcode 99 --print-limit 50 \
         "$bin" --gtest_filter="$filter" </dev/null >"$part" 2>&1
       rc=$?
       cat "$part" >>"$log"
       if grep -q "Device not supported" "$part"; then
         unavailable="$(grep -m 1 -o "Device not supported.*" "$part")"
-        say "memcheck $name $suite: compute-sanitizer refused the device ($unavailable)"
+        say "$checker $name $suite: compute-sanitizer refused the device ($unavailable)"
         continue
       fi
-      found="$(grep -oE "ERROR SUMMARY: [0-9]+ error" "$part" | tail -n 1 | grep -oE "[0-9]+")"
-      say "memcheck $name $suite: exit $rc, ERROR SUMMARY ${found:-missing}"
+      # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: H hazards displayed
+      # (N errors, W warnings)": N either way.
+      found="$(grep -oE "ERROR SUMMARY: [0-9]+ error|\([0-9]+ errors?," "$part" | tail -n 1 | grep -oE "[0-9]+")"
+      say "$checker $name $suite: exit $rc, errors ${found:-missing}"
       if ((rc == 124 || rc == 137)); then
         stopped=$((stopped + 1))
         continue
@@ -327,20 +335,25 @@ stage_memcheck() {
   done
   rm -f "$part"
   if ((units == 0)); then
-    result[memcheck]="no GPU tests found in $build_dir/tests"
+    result[$checker]="no GPU tests found in $build_dir/tests"
     return 1
   fi
   if [[ -n "$unavailable" ]]; then
-    result[memcheck]="unavailable: compute-sanitizer refused the device (\"$unavailable\"; memcheck.log)"
-    ((earlier > 0)) && result[memcheck]+="; $earlier suites checked by earlier calls, $errors errors"
+    result[$checker]="unavailable: compute-sanitizer refused the device (\"$unavailable\"; $checker.log)"
+    ((earlier > 0)) && result[$checker]+="; $earlier suites checked by earlier calls, $errors errors"
     return 0
   fi
-  result[memcheck]="$errors errors in $((earlier + ran)) of $units suites of GPU tests ($ran run now)"
-  ((failed)) && result[memcheck]+=", $failed suites failed (a test failed or skipped, or broke: memcheck.log)"
-  ((stopped)) && result[memcheck]+="; $stopped suites left (out of time: run \`tools/gpu_check.sh memcheck\`)"
-  judge_skips memcheck "$(device_skips "$log")" || failed=$((failed + 1))
+  result[$checker]="$errors errors in $((earlier + ran)) of $units suites of GPU tests ($ran run now)"
+  ((failed)) && result[$checker]+=", $failed suites failed (a test failed or skipped, or broke: $checker.log)"
+  ((stopped)) && result[$checker]+="; $stopped suites left (out of time: run \`tools/gpu_check.sh $checker\`)"
+  judge_skips "$checker" "$(device_skips "$log")" || failed=$((failed + 1))
   ((errors == 0 && failed == 0 && stopped == 0))
 }
+
+stage_memcheck() { sanitizer_stage memcheck; }
+# Shared-memory hazards of the kernels that use shared memory (reductions, softmax, sort, Sinkhorn, GRU); not in
+# `all`: slower than memcheck, for a session with time to spare.
+stage_racecheck() { sanitizer_stage racecheck; }
 
 stage_bench() {
   local limit rc_ops rc_sinkhorn
@@ -427,9 +440,9 @@ main() {
   for arg in "${@:-all}"; do
     case "$arg" in
       all) stages+=(build tests large memcheck bench workloads cpu-tests) ;;
-      build | tests | large | memcheck | bench | workloads | cpu-tests) stages+=("$arg") ;;
+      build | tests | large | memcheck | racecheck | bench | workloads | cpu-tests) stages+=("$arg") ;;
       *)
-        echo "usage: tools/gpu_check.sh [build|tests|large|memcheck|bench|workloads|cpu-tests|all]..." >&2
+        echo "usage: tools/gpu_check.sh [build|tests|large|memcheck|racecheck|bench|workloads|cpu-tests|all]..." >&2
         exit 2
         ;;
     esac
