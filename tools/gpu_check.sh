@@ -40,31 +40,31 @@
 # workloads 300, cpu-tests 90), so the summary always prints; a stage cut short says so, and build, memcheck
 # and racecheck resume in the next call.
 #
-# Plan for a first GPU session: 30 minutes of device time, 10 minutes a command, four calls. Each call needs
+# Plan for a first GPU session: 30 minutes of device time, 10 minutes a command, three calls. Each call needs
 # the build folder the last one left, and the machine stays warm only 30 s after a call: make the next call as
 # soon as the last returns (read its summary afterwards), or it gets a bare machine (1-2 minutes to start) that
 # must build again. Device times are upper bounds, counted from the first call; the order is what issue 14
-# part B needs most: correctness (build, GPU tests), then the measurements, then the sanitizer.
+# part B needs most: correctness (build, GPU tests), then the measurements, then the sanitizer. The cold build
+# is ~850 s of compiler time in 306 steps, the longest 29 s (tensor/cuda/elementwise.cu; measured with 2 jobs
+# on a 2-core EPYC): with 16 jobs about 2 minutes.
 #   0. Here, at no device cost: `status` (can_start_another true?), then `tools/gpu_deps.sh fetch` (26 MB of
 #      Debian packages into build-gpu-deps/, ignored by git). Every call: carry ["build-gpu-deps"], timeout_s
 #      600, command `tools/gpu_check.sh ...` as below.
-#   1. `tools/gpu_check.sh build tests` (BUDGET 540 s): the machine's start, then the cold build with 16 jobs
-#      (never timed there) and the GPU tests (ops, OT, models, every method; ~1-2 minutes) in the time left.
-#      11.5 minutes. If the build stopped, call `BUDGET=240 tools/gpu_check.sh build tests` next (resumes the
-#      build; 16 minutes) and drop call 4.
+#   1. `BUDGET=420 tools/gpu_check.sh build tests`: the machine's start, the cold build, the GPU tests (ops, OT,
+#      models, every method; ~1-2 minutes). 9 minutes. If the build stopped, run the same again (it resumes).
 #   2. `tools/gpu_check.sh workloads large` (BUDGET 540): the SGR/SAF step, scoring 1,000 × 5,000, the seven
 #      methods and the GPU demo (stopped and projected when it cannot finish) ~7 minutes, then the Large
-#      suites. 21 minutes.
-#   3. `BUDGET=300 tools/gpu_check.sh bench`: the op and Sinkhorn benchmarks against PyTorch. 26.5 minutes.
-#   4. `BUDGET=150 tools/gpu_check.sh memcheck`: what fits (it resumes suite by suite in a later session).
-#      29 minutes. Then give_back at once (a warm machine's idle time counts).
-#   The whole GPU demo (`rematch demo --device cuda`, 20 epochs at its GPU size: 10-30 minutes by estimate)
-#   does not fit beside these; call 2 measures its speed and projects its time, and a later session can run
-#   `BUILD=build-gpu DEMO=only DEMO_EPOCHS=6 DEMO_SECONDS=560 bench/run_methods_cuda.sh` (the demo's own
-#   size, the fewest epochs l2rm's warm-up allows) as a call of its own.
-# When a call finds no warm machine (it went back, or a start failed), return to step 1 with what is left: the
-# build went with the machine. Under 8 minutes left, skip memcheck and the Large suites; the CPU tests, which
-# CI runs anyway, are never worth device time.
+#      suites. 18.5 minutes.
+#   3. `tools/gpu_check.sh bench memcheck` (BUDGET 540): the op and Sinkhorn benchmarks against PyTorch
+#      (~4 minutes), then memcheck suite by suite in the time left (it resumes in a later call). 28 minutes.
+#      Then give_back at once (a warm machine's idle time counts).
+#   What is left for a later session: memcheck's remaining suites, `racecheck`, and the whole GPU demo
+#   (`rematch demo --device cuda`, 20 epochs at its GPU size: 10-30 minutes by estimate; call 2 measures its
+#   speed and projects its time): `BUILD=build-gpu DEMO=only DEMO_EPOCHS=6 DEMO_SECONDS=560
+#   bench/run_methods_cuda.sh` runs it at its own size with the fewest epochs l2rm's warm-up allows.
+# When a call finds no warm machine (it went back, or a start failed), the build went with it: begin again at
+# call 1 with what is left, and drop call 3's memcheck first. The CPU tests, which CI runs, are never worth
+# device time.
 #
 # Build dependencies: when the machine lacks the Debian packages the build uses (OpenBLAS, GoogleTest, Google
 # Benchmark, CLI11, nlohmann-json, HDF5, stb), they come from build-gpu-deps/, fetched beforehand on a Debian
