@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "l2rm_test_util.h"
+#include "rcsl_test_util.h"
 #include "test_util.h"
 #include "train/methods/ablations.h"
 #include "train/methods/pairs/l2rm_method.h"
@@ -235,14 +236,7 @@ class RcslAblation : public test::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    synth::PairsWorldConfig w;
-    w.train_images = 40;
-    w.dev_images = 10;
-    w.test_images = 10;
-    w.regions = 8;
-    w.feature_dim = 32;
-    w.seed = 5;
-    synth::write_pairs_world(synth::make_pairs_world(w), dir_.string());
+    rcsl_test::write_world(dir_.string(), 40, 10, 10);
   }
   TrainConfig config(const std::function<void(TrainConfig&)>& ablate = {}) {
     TrainConfig c;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "l2rm_test_util.h"
+#include "rcsl_test_util.h"
 #include "test_util.h"
 #include "train/methods/make_method.h"
 #include "train/methods/pairs/l2rm_method.h"
@@ -39,6 +40,7 @@
 #include "train/methods/uotrcl/uotrcl_losses.h"
 #include "train/synth/labeled_world.h"
 #include "train/synth/pairs_world.h"
+#include "uotrcl_test_util.h"
 
 namespace rematch::train {
 namespace {
@@ -213,32 +215,13 @@ void expect_same_bank(const rcsl::MemoryBank& gpu, const rcsl::MemoryBank& cpu, 
 
 TEST_F(MethodsCuda, RcslLearningAndMiningStepsAsOnTheCpu) {
   SKIP_WITHOUT_CUDA();
-  synth::PairsWorldConfig w;
-  w.train_images = 40;
-  w.dev_images = 10;
-  w.test_images = 10;
-  w.regions = 8;
-  w.feature_dim = 32;
-  w.seed = 5;
-  synth::write_pairs_world(synth::make_pairs_world(w), path("rcsl"));
+  rcsl_test::write_world(path("rcsl"), 40, 10, 10);
   for (const char* method : {"rcsl", "rcsl-nc"}) {
-    TrainConfig c;
-    c.method = method;
-    c.data_path = path("rcsl");
-    c.data_name = "synth_precomp";
-    c.vocab_path = path("rcsl") + "/vocab";
-    c.seed = 3;
-    if (c.method == "rcsl") c.paired_length = 6;
-    if (c.method == "rcsl-nc") c.noise_ratio = 0.4;
-    resolve_defaults(c);
-    c.batch_size = 16;
+    TrainConfig c = rcsl_test::small_config(path("rcsl"), method);
     c.num_epochs = 3;
     c.mine_epoch = 2;  // epochs 0 and 1 learn (rcsl-nc: 0 warms up, 1 splits), epoch 2 mines: the bank on the device
     c.warmup_epoch = c.method == "rcsl-nc" ? 1 : 0;
     c.lr_milestones = {};
-    c.embed_size = 16;
-    c.word_dim = 8;
-    c.eval_batch = 32;
     rcsl::MemoryBank bank_gpu, bank_cpu;
     const auto keep_bank = [](rcsl::MemoryBank* bank) {
       return [bank](Method& m, int64_t epoch) {
@@ -273,35 +256,8 @@ TEST_F(MethodsCuda, RcslLearningAndMiningStepsAsOnTheCpu) {
 // correction (epoch statistics lc_mass, lc_iterations, ...) and the PLC/BHG/relation terms.
 TEST_F(MethodsCuda, UotrclWarmupLabelCorrectionAndMainStepsAsOnTheCpu) {
   SKIP_WITHOUT_CUDA();
-  synth::LabeledWorldConfig w;
-  w.classes = 4;
-  w.train_samples = 240;
-  w.valid_samples = 40;
-  w.test_samples = 40;
-  w.img_dim = 12;
-  w.txt_dim = 8;
-  w.latent_dim = 4;
-  w.hidden_dim = 16;
-  w.seed = 3;
-  TrainConfig c;
-  c.method = "uotrcl";
-  c.data_path = synth::write_labeled_world(synth::make_labeled_world(w), path("labeled"));
-  c.valid_len = 0;
-  c.noise_ratio = 0.2;
-  c.noise_mode = "symmetric";
-  c.noise_seed = 7;
-  c.seed = 1;
-  c.batch_size = 50;
-  c.num_epochs = 3;
-  c.warmup_epoch = 1;
-  c.learning_rate = 1e-3;
-  c.lr_update = 0;
-  c.hidden_dim = 32;
-  c.output_dim = 16;
-  c.knn = 12;
-  c.lc_eps = 0.1;
-  c.rel_eps = 0.1;
-  resolve_defaults(c);
+  const TrainConfig c = uotrcl_test::tiny_config(
+      synth::write_labeled_world(synth::make_labeled_world(uotrcl_test::tiny_world()), path("labeled")));
   // The label-correction iterations may differ by a sweep or two in float32 (the CPU solves in float64).
   const std::vector<EpochRecord> cpu = run_epochs(c, "cpu", 3, 1000);
   std::vector<EpochRecord> gpu = run_epochs(c, "cuda", 3, 1000);

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "rcsl_test_util.h"
 #include "test_util.h"
 #include "train/data/vocab.h"
 #include "train/synth/pairs_world.h"
@@ -25,38 +26,8 @@ namespace {
 using train::RcslMethod;
 using train::RcslOptions;
 using train::TrainConfig;
-
-// A world of `train_images` training images (8 regions of 32 features) written under `dir`.
-void write_world(const std::string& dir, int64_t train_images, int64_t dev_images, int64_t test_images) {
-  synth::PairsWorldConfig w;
-  w.train_images = train_images;
-  w.dev_images = dev_images;
-  w.test_images = test_images;
-  w.regions = 8;
-  w.feature_dim = 32;
-  w.seed = 5;
-  synth::write_pairs_world(synth::make_pairs_world(w), dir);
-}
-
-TrainConfig small_config(const std::string& dir, const std::string& method) {
-  TrainConfig c;
-  c.method = method;
-  c.data_path = dir;
-  c.data_name = "synth_precomp";
-  c.vocab_path = dir + "/vocab";
-  c.seed = 3;
-  if (method == "rcsl") c.paired_length = 6;
-  if (method == "rcsl-nc") c.noise_ratio = 0.4;
-  train::resolve_defaults(c);
-  c.batch_size = 16;
-  c.num_epochs = 4;
-  c.mine_epoch = 2;
-  c.lr_milestones = {1, 3};
-  c.embed_size = 16;
-  c.word_dim = 8;
-  c.eval_batch = 32;
-  return c;
-}
+using train::rcsl_test::small_config;
+using train::rcsl_test::write_world;
 
 class RcslMethodTest : public test::TempDirTest {
  protected:

@@ -18,34 +18,12 @@
 namespace rematch::train {
 namespace {
 
+using uotrcl_test::tiny_config;
 using uotrcl_test::tiny_options;
 using uotrcl_test::tiny_world;
 
-TrainConfig resolved_config(const std::string& data_path) {
-  TrainConfig c;
-  c.method = "uotrcl";
-  c.data_path = data_path;
-  c.valid_len = 0;
-  c.noise_ratio = 0.2;
-  c.noise_mode = "symmetric";
-  c.noise_seed = 7;
-  c.seed = 1;
-  c.batch_size = 50;
-  c.num_epochs = 3;
-  c.warmup_epoch = 1;
-  c.learning_rate = 1e-3;
-  c.lr_update = 0;
-  c.hidden_dim = 32;
-  c.output_dim = 16;
-  c.knn = 12;
-  c.lc_eps = 0.1;
-  c.rel_eps = 0.1;
-  resolve_defaults(c);
-  return c;
-}
-
 TEST(UotrclMethod, OptionsComeFromTheConfigAndNameTheBadFlag) {
-  const TrainConfig c = resolved_config("/data");
+  const TrainConfig c = tiny_config("/data");
   const UotrclOptions o = uotrcl_options(c);
   EXPECT_EQ(o.noise_seed, 7u);
   EXPECT_EQ(o.warmup_epochs, 1);
@@ -73,7 +51,7 @@ class UotrclMethodFiles : public test::TempDirTest {};
 TEST_F(UotrclMethodFiles, FactoryReadsTheNpyLayoutAndANoiseFile) {
   const std::string dir = synth::write_labeled_world(synth::make_labeled_world(tiny_world()), path("data"));
   std::ostringstream log;
-  std::unique_ptr<Method> m = make_uotrcl_method(resolved_config(dir), log);
+  std::unique_ptr<Method> m = make_uotrcl_method(tiny_config(dir), log);
   EXPECT_EQ(m->name(), "uotrcl");
   EXPECT_EQ(m->num_epochs(), 3);
   auto& u = dynamic_cast<UotrclMethod&>(*m);
@@ -95,7 +73,7 @@ TEST_F(UotrclMethodFiles, FactoryReadsTheNpyLayoutAndANoiseFile) {
 
   // The noise used, saved as the lead's run folder does, read back with --noise_file.
   const std::string noise = data::save_label_noise(u.noisy_labels(), path(""));
-  TrainConfig from_file = resolved_config(dir);
+  TrainConfig from_file = tiny_config(dir);
   from_file.noise_file = noise;
   from_file.noise_ratio = 0;
   std::unique_ptr<Method> m2 = make_uotrcl_method(from_file, log);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "train/data/labeled_dataset.h"
+#include "train/methods/train_config.h"
 #include "train/methods/uotrcl/uotrcl_method.h"
 #include "train/synth/labeled_world.h"
 
@@ -59,6 +60,31 @@ inline UotrclOptions tiny_options(int64_t num_epochs = 4) {
   o.confident_per_class = 3;
   o.eval_batch = 64;
   return o;
+}
+
+// The TrainConfig of a tiny uotrcl run (3 epochs, 1 of warm-up, 20 % symmetric noise) on the files in
+// `data_path` (write_labeled_world of tiny_world()), resolved.
+inline TrainConfig tiny_config(const std::string& data_path) {
+  TrainConfig c;
+  c.method = "uotrcl";
+  c.data_path = data_path;
+  c.valid_len = 0;
+  c.noise_ratio = 0.2;
+  c.noise_mode = "symmetric";
+  c.noise_seed = 7;
+  c.seed = 1;
+  c.batch_size = 50;
+  c.num_epochs = 3;
+  c.warmup_epoch = 1;
+  c.learning_rate = 1e-3;
+  c.lr_update = 0;
+  c.hidden_dim = 32;
+  c.output_dim = 16;
+  c.knn = 12;
+  c.lc_eps = 0.1;
+  c.rel_eps = 0.1;
+  resolve_defaults(c);
+  return c;
 }
 
 // The study's benchmark: 10 classes, 2000 training pairs, image 128-d / text 64-d features.
