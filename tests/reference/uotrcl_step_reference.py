@@ -27,7 +27,9 @@ ImageNet / TextNet and prototypes C, SPEC-methods §4.2) at toy sizes, in float6
     of each space vote (1/𝒦) Σ cos·y_k; C_S = −log(max(cᵛ·votesᵛ + cᵗ·votesᵗ, 1e-8)) (Eq. 8); the (N+1)×(K+1)
     partial OT of Eq. (14) on C_S − min(0, min C_S) with zero-cost dummies, α = [1/N; Σβ − s], β = [1/K; Σα − s],
     log-domain Sinkhorn at ε = 0.5, at most 1000 sweeps, L1 row-marginal stop at 1e-6; Ŷ = N·T[:N, :K]; then
-    Eq. (9) for every pair from the whole-set embeddings (--target_update epoch).
+    Eq. (9) for every pair from the whole-set embeddings (--target_update epoch). The prototypes C sit at the unit
+    class means of (z_v + z_t)/2 (place_prototypes), so the 16 pairs predict all 3 classes (3, 8 and 5 pairs) and
+    G = [5, 10, 9, 8, 13, 6] holds 2 pairs of each class; min C_S = −0.383 < 0, so the shift is exercised.
   warm-up step: L_CE = −(1/B) Σ_i [t_iᵛᵀ log p_iᵛ + t_iᵗᵀ log p_iᵗ] with the noisy one-hot labels (Eq. 2), then
     the same Adam step and renormalisation.
 
@@ -40,7 +42,7 @@ Files: images, texts, labels (the training = valid = test set), order, confident
 adam.<p>.exp_avg(_sq) (shared by both steps); main.after.<p>, main.adam.<p>.exp_avg(_sq), main.losses
 [plc, bhg, total], main.targets_batch (y after the step with --target_update batch), main.relation_iterations;
 warmup.after.<p>, warmup.adam.<p>.exp_avg(_sq), warmup.losses [ce]; epoch.confident, epoch.corrected,
-epoch.targets, epoch.iterations (the label correction).
+epoch.targets, epoch.iterations, epoch.cost_shift (min(0, min C_S)) (the label correction).
 """
 import torch
 
@@ -58,6 +60,18 @@ F64 = g.F64
 def Model():
     """MRL's two modality nets and the K unit prototypes (SPEC-methods §4.2), at this fixture's sizes."""
     return mlp_reference.Model(IMG_DIM, TXT_DIM, HIDDEN, L, K)
+
+
+def place_prototypes(model, images, texts, labels):
+    """C's column k = the unit mean of (z_v + z_t)/2 over the pairs labelled k, as if training had pulled the
+    prototypes to their classes. With MRL's orthogonal draw (the model's init) every pair of this fixture predicts
+    one class at these untrained weights, so Eq. (5)'s G would hold that class's 2 pairs only; at the class means
+    the predictions spread over the 3 classes (3, 8 and 5 pairs) and G holds 2 pairs of each. Columns stay unit,
+    as after MRL's renormalisation; C is no longer orthogonal (C's columns are updated freely in training)."""
+    with torch.no_grad():
+        z = (model.img_net(images) + model.txt_net(texts)) * 0.5
+        means = torch.stack([z[labels == k].mean(0) for k in range(K)], 1)  # [L, K]
+        model.C.copy_(means / means.norm(dim=0, keepdim=True))
 
 
 def soft_ce(logits, targets):  # nn::cross_entropy_soft: −Σ_k t_k log_softmax_k, mean over rows
@@ -164,6 +178,7 @@ def main():
     images = torch.rand(N, IMG_DIM, dtype=torch.float32).to(F64) * 2 - 1  # float32 values, as a feature file
     texts = torch.rand(N, TXT_DIM, dtype=torch.float32).to(F64) * 2 - 1
     labels = torch.tensor([0, 1, 2] * 5 + [1], dtype=torch.int64)[torch.randperm(N)]
+    place_prototypes(model, images, texts, labels)  # draws nothing: the stream below is unchanged
     order = torch.randperm(N)
     confident = torch.tensor([3, 11, 6, 0, 14, 9], dtype=torch.int64)  # G, two per class as Eq. (5) would group it
     targets = torch.softmax(torch.randn(N, K, dtype=F64) * 2, 1)  # y: soft rows, as after some Eq. (9) updates
@@ -188,6 +203,7 @@ def main():
     g.save(out, "epoch.corrected", lc_corrected)
     g.save(out, "epoch.targets", lc_targets)
     g.save(out, "epoch.iterations", torch.tensor([lc_iters]))
+    g.save(out, "epoch.cost_shift", torch.tensor([shift], dtype=F64))
     print(f"uotrcl label correction: G {G.tolist()}, C_S shift {shift:.4f}, {lc_iters} sweeps, "
           f"mass {lc_corrected.sum().item() / N:.6f}")
 
