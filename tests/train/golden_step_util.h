@@ -20,6 +20,7 @@
 #include "tensor/npy.h"
 #include "test_util.h"
 #include "train/data/vocab.h"
+#include "train/methods/train_config.h"
 #include "train/run/training_state.h"
 
 namespace rematch::test {
@@ -60,6 +61,22 @@ inline void write_golden_precomp(const std::string& method, const std::string& r
   for (const char* s : {"<pad>", "<start>", "<end>", "<unk>"}) v.add_word(s);
   for (int64_t i = 4; i < vocab; ++i) v.add_word("w" + std::to_string(i));
   v.save(data::vocabulary_path((fs::path(root) / "vocab").string(), data_name));
+}
+
+// Where every precomp golden test starts: the fixture's data written under `root` as golden_precomp (12 words:
+// the 4 specials and w4 .. w11), `method` on it, and the references' widths: embed 4, word 3, and for the SGR
+// fixtures sim 4 (RCSL's VSE has no similarity module and ignores it). Not resolved: the test sets the rest.
+inline train::TrainConfig golden_precomp_config(const std::string& method, const std::string& fixture,
+                                                const std::string& root) {
+  write_golden_precomp(fixture, root, "golden_precomp", 12);
+  train::TrainConfig c;
+  c.method = method;
+  c.data_path = root;
+  c.data_name = "golden_precomp";
+  c.embed_size = 4;
+  c.word_dim = 3;
+  c.sim_dim = 4;
+  return c;
 }
 
 // A labelled data folder <dir> in the .npy layout of data::load_labeled_npy (train = valid = test) from the

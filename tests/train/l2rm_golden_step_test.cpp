@@ -25,15 +25,8 @@ const std::string kMethod = "l2rm";
 class L2rmGoldenStepTest : public test::TempDirTest {
  protected:
   TrainConfig config(int64_t batch) {
-    test::write_golden_precomp(kMethod, path("data"), "golden_precomp", 12);
-    TrainConfig c;
-    c.method = "l2rm";
-    c.data_path = path("data");
-    c.data_name = "golden_precomp";
+    TrainConfig c = test::golden_precomp_config("l2rm", kMethod, path("data"));
     c.batch_size = batch;
-    c.embed_size = 4;
-    c.word_dim = 3;
-    c.sim_dim = 4;
     c.sgr_step = 3;
     c.dropout = 0;
     c.learning_rate = 2e-4;

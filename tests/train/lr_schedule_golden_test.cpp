@@ -25,14 +25,7 @@ namespace {
 class LrScheduleGoldenTest : public test::TempDirTest {
  protected:
   TrainConfig pairs_config(const std::string& method, const std::string& fixture) {
-    test::write_golden_precomp(fixture, path("data"), "golden_precomp", 12);
-    TrainConfig c;
-    c.method = method;
-    c.data_path = path("data");
-    c.data_name = "golden_precomp";
-    c.embed_size = 4;
-    c.word_dim = 3;
-    c.sim_dim = 4;
+    TrainConfig c = test::golden_precomp_config(method, fixture, path("data"));
     c.progress = "none";
     return c;
   }

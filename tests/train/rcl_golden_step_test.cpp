@@ -18,15 +18,8 @@ namespace {
 class RclGoldenStepTest : public test::TempDirTest {};
 
 TEST_F(RclGoldenStepTest, OneStepMatchesTheReference) {
-  test::write_golden_precomp("rcl", path("data"), "golden_precomp", 12);
-  TrainConfig c;
-  c.method = "rcl";
-  c.data_path = path("data");
-  c.data_name = "golden_precomp";
+  TrainConfig c = test::golden_precomp_config("rcl", "rcl", path("data"));
   c.batch_size = 6;
-  c.embed_size = 4;
-  c.word_dim = 3;
-  c.sim_dim = 4;
   c.sgr_step = 3;
   c.dropout = 0;
   c.learning_rate = 2e-4;

@@ -20,15 +20,9 @@ class RcslGoldenStepTest : public test::TempDirTest {
  protected:
   void run_stage(const std::string& stage) {
     const std::string fixture = "rcsl_" + stage;
-    test::write_golden_precomp(fixture, path("data"), "golden_precomp", 12);
-    TrainConfig c;
-    c.method = "rcsl";
-    c.data_path = path("data");
-    c.data_name = "golden_precomp";
+    TrainConfig c = test::golden_precomp_config("rcsl", fixture, path("data"));
     c.paired_length = 8;  // the semi-paired shuffle keeps every image: the labels come from the state
     c.batch_size = 8;
-    c.embed_size = 4;
-    c.word_dim = 3;
     c.learning_rate = 5e-4;
     c.weight_decay = 0.01;
     c.grad_clip = 2.0;
