@@ -1,5 +1,5 @@
 // The Bi-GRU case that bench/gru_bench.cpp (CPU) and bench/cuda_gru_bench.cpp time: the SGRAF caption encoder
-// (SPEC-backbones §3.3) at batch 128, 14 steps, input 300, hidden 1024 per direction, float32, with every
+// (docs/backbones.md §3.3) at batch 128, 14 steps, input 300, hidden 1024 per direction, float32, with every
 // sequence 14 steps ("full") or mixed lengths 4..14 ("mixed", lengths[b] = 4 + (5·b) mod 11, mean 9).
 // bench/baselines/gru.py and cuda_ops.py build the same case in PyTorch.
 #pragma once

@@ -144,7 +144,7 @@ else
   uotrcl_size=(--preset wiki --batch_size 20 --hidden_dim 256 --output_dim 64)
 fi
 [[ "$steps" =~ ^[1-9][0-9]*$ ]] || fail "STEPS must be a positive integer (got '$steps')"
-vocab_size=8481  # F30K's vocabulary (SPEC-backbones §3.1)
+vocab_size=8481  # F30K's vocabulary (docs/backbones.md §3.1)
 data_text="pairs: $images training images x 5 captions, $eval_images dev and $eval_images test images, $regions"
 data_text+=" regions x $feature_dim features, vocabulary padded to $vocab_size words; labelled: $samples/"
 data_text+="$valid_samples/$test_samples samples, 10 classes, $img_dim-d images, $txt_dim-d texts"

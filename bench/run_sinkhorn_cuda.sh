@@ -2,12 +2,12 @@
 # Runs bench/sinkhorn_cuda_bench (Google Benchmark, the fused CUDA Sinkhorn of ot/cuda/) and its PyTorch eager
 # baseline bench/baselines/sinkhorn_cuda.py on the same GPU, and prints one markdown table:
 #   batches of 129×129 (B = 1, 128, 1024; 1000 sweeps, tol 0): rematch time, PyTorch time, the ratio, the
-#       issue's targets (>= 50x at B = 1, >= 100x at B = 1024) and the exp-unit bound of ANCHORS.md §3a for log
+#       issue's targets (>= 50x at B = 1, >= 100x at B = 1024) and the exp-unit bound of docs/ot.md §7.2 for log
 #       sweeps with one SM per problem: 2·n·m exponentials per sweep at 16 per clock, max(1, B / SMs) problems
 #       per SM (the block kernel's cached sweeps multiply-add on K̃ instead, so they may beat it: ratio < 1);
 #   large problems (43,000×11, 32,000×201, 32,768×32,768): time per sweep, the difference of two sweep counts
-#       (the per-call work cancels), against the bound of ANCHORS.md §3: the larger of
-#         exp time    2·N·M exponentials / (16 per clock per SM × SMs × SM clock)   (ANCHORS §3a: the SFU rate)
+#       (the per-call work cancels), against the bound of docs/ot.md §7: the larger of
+#         exp time    2·N·M exponentials / (16 per clock per SM × SMs × SM clock)   (docs/ot.md §7.1: the SFU rate)
 #         HBM time    2·N·M·4 bytes / copy bandwidth measured in this run, when C does not fit in the SMs' shared
 #                     memory (227 KB each); a resident C is read from HBM once per solve, not per sweep
 #       (grid barriers, ~1-2 µs each, are not in the bound: they dominate the small N×K cases).
@@ -50,7 +50,7 @@ bench_dir, rematch_path, torch_path, clock_mhz, commit, out_dir = sys.argv[1:7]
 sys.path.insert(0, bench_dir)
 import compare  # noqa: E402
 
-EXPS_PER_CLOCK_PER_SM = 16          # ANCHORS.md §3: SFU exp2 throughput on sm_90
+EXPS_PER_CLOCK_PER_SM = 16          # docs/ot.md §7.1: SFU exp2 throughput on sm_90
 SMEM_PER_SM = 227 * 1024            # bytes one block may use: a C that fits over all SMs stays resident
 TARGETS = {"cuda_f32_129x129_B1_1000it": 50.0, "cuda_f32_129x129_B1024_1000it": 100.0}
 BATCH_CASES = {"cuda_f32_129x129_B%d_1000it" % b: (b, 129, 129, 1000) for b in (1, 128, 1024)}

@@ -10,7 +10,7 @@
 // tokens, markers included, mean ≈ 14): <start>=1, random ids in [4, V), <end>=2, then <pad>=0.
 //
 // Dims are benchmark arguments B, R, img, word, embed, sim, V. Registered:
-//   full     B=128 R=36 img=2048 word=300 embed=1024 sim=256 V=8481 (SPEC-backbones §5.2; the GPU target)
+//   full     B=128 R=36 img=2048 word=300 embed=1024 sim=256 V=8481 (docs/backbones.md §5.2; the GPU target)
 //   reduced  B=32  R=36 img=256  word=64  embed=256  sim=64  V=8481 (what the 2-core CPU run uses)
 // `--dims=reduced` (default), `--dims=full`, `--dims=all` or `--dims=B,R,img,word,embed,sim,V` picks which are
 // registered; `--device=cpu` (default) or `--device=cuda` / `cuda:N` where the step runs; the remaining flags

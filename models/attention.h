@@ -1,4 +1,4 @@
-// Text-to-image attention (SPEC-backbones §4.3, SCAN_attention with smooth = 9) for every (image, caption)
+// Text-to-image attention (docs/backbones.md §4.3, SCAN_attention with smooth = 9) for every (image, caption)
 // pair of a call at once. For image k, caption c, region r and real word t:
 //   s_{r,t} = v_r · w_t;   ŝ = LeakyReLU_0.1(s);   s̄_{r,t} = ŝ_{r,t} / (√(Σ_{t' real} ŝ_{r,t'}²) + 1e-8);
 //   α_{t,r} = softmax_r(9 · s̄_{r,t});   a_t = l2n(Σ_r α_{t,r} v_r).

@@ -1,8 +1,8 @@
-// RCSL's training-time augmentations of an original (image, caption) pair (SPEC-methods §3.1, QinYang79/RCSL
+// RCSL's training-time augmentations of an original (image, caption) pair (docs/methods/rcsl.md §3.1, QinYang79/RCSL
 // data.py: process_image, process_caption with enhance = True). Mined items of the mining stage are used
 // un-augmented, so callers apply these to view 0 only.
 //   image:   each region is kept independently iff u > 0.2 (u ~ U[0, 1)), i.e. with probability 0.8; the draw
-//            is repeated while at most one region survives (the spec's intent; the official test
+//            is repeated while at most one region survives (the intent of docs/methods/rcsl.md §3.1; the official test
 //            `tmp.size(1) <= 1` looks at the feature width and never fires — a clear bug, fixed). An image
 //            with fewer than 2 regions cannot satisfy it and is returned unchanged.
 //   caption: each token, <start> and <end> included, is altered with probability 0.2; an altered token with

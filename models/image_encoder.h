@@ -1,4 +1,4 @@
-// EncoderImage (SPEC-backbones §2): one Linear img_dim → embed_size applied to each precomputed region
+// EncoderImage (docs/backbones.md §2): one Linear img_dim → embed_size applied to each precomputed region
 // feature, then l2n. No BatchNorm, dropout or ReLU, and the raw features are not normalised first.
 // State-dict names: fc.weight [embed, img_dim], fc.bias [embed] (§4.9, under "img_enc.").
 #pragma once

@@ -5,7 +5,7 @@
 namespace rematch::models {
 namespace {
 
-constexpr double kNormEps = 1e-8;  // l2n puts eps on the norm (SPEC-backbones §1)
+constexpr double kNormEps = 1e-8;  // l2n puts eps on the norm (docs/backbones.md §1)
 
 struct Dims {
   int64_t n_img, n_cap, n_word, n_reg, d, m;

@@ -1,4 +1,4 @@
-// The local similarity vectors of SPEC-backbones §4.4, fused with step 5 of the attention (§4.3), for every
+// The local similarity vectors of docs/backbones.md §4.4, fused with step 5 of the attention (§4.3), for every
 // (image, caption, word) of a call, as one graph node that recomputes instead of storing:
 //   y[k,c,t] = W_l (a[k,c,t] − w[c,t])^{∘2} + b_l,   a[k,c,t] = l2n(Σ_r α[k,c,t,r] v[k,r])
 // at real words and y = 0 at padded ones (the similarity encoder then takes l2n(y), l2n(0) = 0).

@@ -1,4 +1,4 @@
-// The UOT-RCL networks (SPEC-methods §4.2; UOT-RCL has no public code, so the layout follows MRL, which the
+// The UOT-RCL networks (docs/methods/uotrcl.md §4.2; UOT-RCL has no public code, so the layout follows MRL, which the
 // paper says it builds on: penghu-cs/MRL nets/ImageNet.py, nets/TextNet.py, main_noisy.py).
 //   f_v, f_t:  x -> fc3(ReLU(fc2(ReLU(fc1(x))))),  then z = y / (‖y‖ + 1e-8)
 //              widths d_in → hidden (4096) → hidden (4096) → L (512), PyTorch's default Linear init

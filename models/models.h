@@ -1,5 +1,5 @@
 // models/: the retrieval models built from nn/ — for image–caption matching the SGR and SAF similarity
-// networks (SPEC-backbones §2–§4: image encoder, Bi-GRU text encoder, VisualSA/TextSA, text-to-image
+// networks (docs/backbones.md §2–§4: image encoder, Bi-GRU text encoder, VisualSA/TextSA, text-to-image
 // attention, similarity vectors, graph reasoning or attention filtration, sigmoid head) with the whole
 // B_img × B_cap score matrix computed in one batched, masked pass; SGRAF as the average of an SGR and a SAF
 // score matrix; reading their checkpoints (rematch's own and converted official ones). Also RCSL's global

@@ -1,4 +1,4 @@
-// Caption padding in the batched similarity computation (SPEC-backbones §5.1): captions of one call are
+// Caption padding in the batched similarity computation (docs/backbones.md §5.1): captions of one call are
 // padded to the longest, and these masks say which positions are real. Lengths count every token, the
 // <start>/<end> markers included (§3.2), and live on the host as int64 [B_cap], as nn::gru takes them.
 #pragma once

@@ -1,4 +1,4 @@
-// SAF, similarity attention filtration (SPEC-backbones §4.6), over the similarity nodes S⁰ of each pair:
+// SAF, similarity attention filtration (docs/backbones.md §4.6), over the similarity nodes S⁰ of each pair:
 //   u_p = w_f · S⁰_p + b_f;  û = BN1(u);  β_p = sigmoid(û_p);  β̃ = β / (Σ_q β_q + 1e-8);  z = l2n(Σ_p β̃_p S⁰_p).
 // BN1 is BatchNorm1d(1) applied, in the official code, inside the caption loop to that caption's
 // [B_img, 1, L+1] tensor. So in training each caption c is normalised with its own statistics over its

@@ -1,4 +1,4 @@
-// SGR, similarity graph reasoning (SPEC-backbones §4.5): `sgr_step` GraphReasoning steps with their own
+// SGR, similarity graph reasoning (docs/backbones.md §4.5): `sgr_step` GraphReasoning steps with their own
 // weights over the similarity nodes S⁰ = [σ_0; σ_1; …; σ_L] of each (image, caption) pair:
 //   P = S Q_nᵀ + q_n,  K = S K_nᵀ + k_n,  A = row_softmax(P Kᵀ)  (over keys, no 1/√d),
 //   S' = ReLU((A S) G_nᵀ + g_n)   — no residual, no normalisation between steps;

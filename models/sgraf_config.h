@@ -1,4 +1,4 @@
-// The shape of an SGR or SAF model (SPEC-backbones §2–§4, the SGRAF `opts.py` flags) and its JSON form, the
+// The shape of an SGR or SAF model (docs/backbones.md §2–§4, the SGRAF `opts.py` flags) and its JSON form, the
 // `model_config` a checkpoint stores so that `rematch score`/`eval` can rebuild the model before loading its
 // weights. Only the defaults of the public code are supported: Bi-GRU with directions averaged (`--bi_gru`
 // default), l2-normalised image and text embeddings (`--no_imgnorm`/`--no_txtnorm` off).

@@ -1,4 +1,4 @@
-// An SGR or SAF model (SPEC-backbones §2–§4): image encoder, text encoder, similarity encoder, registered as
+// An SGR or SAF model (docs/backbones.md §2–§4): image encoder, text encoder, similarity encoder, registered as
 // img_enc, txt_enc and sim_enc so that state_dict() carries exactly the official names with the prefixes
 // tools/convert_pth.py writes ("img_enc.fc.weight", "txt_enc.cap_rnn.weight_ih_l0_reverse",
 // "sim_enc.SGR_module.2.sim_graph_w.bias", ...; the full list in §4.9). A converted official checkpoint

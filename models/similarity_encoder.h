@@ -1,4 +1,4 @@
-// EncoderSimilarity (SPEC-backbones §4, §5.1): the B_img × B_cap matrix of sigmoid scores of an SGR or SAF
+// EncoderSimilarity (docs/backbones.md §4, §5.1): the B_img × B_cap matrix of sigmoid scores of an SGR or SAF
 // model, computed for all captions in one pass — no per-caption loop. Captions are padded to the longest
 // of the call and the padding is masked wherever §5.1 lists: the attention's per-region word norm
 // (attention.h), TextSA's mean and softmax (text_sa.h), SGR's key softmax and node updates (sgr.h), SAF's

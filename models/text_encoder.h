@@ -1,4 +1,4 @@
-// EncoderText (SPEC-backbones §3.3): word embedding, dropout (training only), one-layer Bi-GRU run with
+// EncoderText (docs/backbones.md §3.3): word embedding, dropout (training only), one-layer Bi-GRU run with
 // packed-sequence semantics (nn::GRU), the two directions averaged (not concatenated), then l2n per word.
 // State-dict names (§4.9, under "txt_enc."): embed.weight [V, word_dim]; cap_rnn.{weight_ih_l0, weight_hh_l0,
 // bias_ih_l0, bias_hh_l0} and the same with "_reverse". <pad> is an ordinary embedding row: padding never

@@ -1,4 +1,4 @@
-// TextSA (SPEC-backbones §4.2): the global text vector from self-attention over a caption's real words.
+// TextSA (docs/backbones.md §4.2): the global text vector from self-attention over a caption's real words.
 //   w̄ = mean over real t of w_t;  p_t = Dropout(tanh(U_1 w_t + c_1));  q = Dropout(tanh(U_2 w̄ + c_2));
 //   γ = softmax over real t of (u_3 · (p_t ⊙ q) + c_3);  t^g = l2n(Σ_t γ_t w_t).
 // The official code runs it per caption on the caption sliced to its length; here a padded batch is run at

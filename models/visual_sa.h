@@ -1,4 +1,4 @@
-// VisualSA (SPEC-backbones §4.1): the global image vector from self-attention over the regions.
+// VisualSA (docs/backbones.md §4.1): the global image vector from self-attention over the regions.
 //   v̄ = mean_r v_r;  p_r = Dropout(tanh(BN_R(W_1 v_r + b_1)));  g = Dropout(tanh(BN_d(W_2 v̄ + b_2)));
 //   β = softmax_r(w_3 · (p_r ⊙ g) + b_3);  v^g = l2n(Σ_r β_r v_r)   (the original unit regions, not p_r).
 // BN_R = BatchNorm1d(R) on [B_img, R, d]: its channels are the region *slots*, so in training slot r is

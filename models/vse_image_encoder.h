@@ -1,4 +1,4 @@
-// RCSL's aggregated image encoder (SPEC-methods §3.2, QinYang79/RCSL encoders.py: EncoderImageAggr, MLP).
+// RCSL's aggregated image encoder (docs/methods/rcsl.md §3.2, QinYang79/RCSL encoders.py: EncoderImageAggr, MLP).
 // For region features x [B, R, img_dim] with per-image region counts:
 //   h    = fc(x) + mlp(x)                         fc = Linear(img_dim → E), the residual MLP below
 //   mlp  = layers.1(ReLU(bns.0(layers.0(x))))      Linear(img_dim → E/2) → BN(E/2) → ReLU → Linear(E/2 → E)

@@ -1,4 +1,4 @@
-// The global visual-semantic embedding model of RCSL (SPEC-methods §3.2, QinYang79/RCSL model.py: SVSE): an
+// The global visual-semantic embedding model of RCSL (docs/methods/rcsl.md §3.2, QinYang79/RCSL model.py: SVSE): an
 // image encoder f (models/vse_image_encoder.h) and a caption encoder g (models/vse_text_encoder.h), both
 // ending in unit vectors, so the similarity S(I, T) = f(I)ᵀ g(T) is the cosine similarity.
 //

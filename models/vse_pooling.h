@@ -1,4 +1,4 @@
-// The per-dimension attention pooling shared by RCSL's two VSE encoders (SPEC-methods §3.2, QinYang79/RCSL
+// The per-dimension attention pooling shared by RCSL's two VSE encoders (docs/methods/rcsl.md §3.2, QinYang79/RCSL
 // encoders.py: EncoderImageAggr.forward and EncoderText_gru.forward). For features h [B, T, E], attention
 // logits a = Linear(E→E)(h) [B, T, E] and per-item lengths:
 //   w_btd = softmax over the valid steps t < len_b of a_btd   (one softmax per item b and dimension d)

@@ -1,4 +1,4 @@
-// RCSL's caption encoder (SPEC-methods §3.2, QinYang79/RCSL encoders.py: EncoderText_gru). For padded word ids
+// RCSL's caption encoder (docs/methods/rcsl.md §3.2, QinYang79/RCSL encoders.py: EncoderText_gru). For padded word ids
 // [B, L] with per-caption lengths:
 //   e   = Dropout(0.1)(embed(ids))                  training mode only (the official `train=True` flag)
 //   u   = (→GRU(e) + ←GRU(e)) / 2                   Bi-GRU(word_dim → E) on packed sequences, mean of directions

@@ -1,5 +1,5 @@
 // The Linear layer of the image encoder and the similarity encoder as the backbones initialise it
-// (SPEC-backbones §1, every `init_weights`): weight ~ U(-a, a), a = √(6 / (in + out)) (Xavier/Glorot
+// (docs/backbones.md §1, every `init_weights`): weight ~ U(-a, a), a = √(6 / (in + out)) (Xavier/Glorot
 // uniform), bias = 0.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Activation layers as UnaryModules, so they chain in a Sequential like torch.nn's: ReLU, LeakyReLU (the
-// backbones' attention uses slope 0.1, SPEC-backbones §4.3), Tanh, Sigmoid. No parameters, no state.
+// backbones' attention uses slope 0.1, docs/backbones.md §4.3), Tanh, Sigmoid. No parameters, no state.
 #pragma once
 
 #include "nn/module.h"

@@ -1,4 +1,4 @@
-// BatchNorm1d with PyTorch semantics (SPEC-backbones §1, §4.1, §4.6): input [N, C] or [N, C, L], channel axis
+// BatchNorm1d with PyTorch semantics (docs/backbones.md §1, §4.1, §4.6): input [N, C] or [N, C, L], channel axis
 // 1. Training normalises with the biased batch variance over N (and L) and moves the running statistics
 // towards the batch with `momentum`, using the unbiased variance (rv ← (1-m)·rv + m·var·n/(n-1),
 // rm ← (1-m)·rm + m·mean); eval normalises with the running statistics. y = γ·x̂ + β.
@@ -18,7 +18,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
 class BatchNorm1d : public UnaryModule {
  public:
   // weight = 1, bias = 0, running_mean = 0, running_var = 1, num_batches_tracked = 0 (int64, 0-d): the
-  // backbones' BatchNorm initialisation (SPEC-backbones §1) and PyTorch's.
+  // backbones' BatchNorm initialisation (docs/backbones.md §1) and PyTorch's.
   explicit BatchNorm1d(int64_t num_features, double eps = 1e-5, double momentum = 0.1, bool affine = true,
                        DType dtype = DType::Float32);
 

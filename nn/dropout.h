@@ -1,4 +1,4 @@
-// Dropout: inverted dropout (SPEC-backbones §1, p = 0.4 in the backbones). In training each element is kept
+// Dropout: inverted dropout (docs/backbones.md §1, p = 0.4 in the backbones). In training each element is kept
 // with probability 1 - p and scaled by 1/(1 - p), so the expected value is unchanged and eval mode is the
 // identity. The keep mask comes from the Philox generator (a given Generator, else default_generator()), so
 // a seed reproduces the same mask on CPU and CUDA.

@@ -1,5 +1,5 @@
 // Embedding: a lookup table of `num_embeddings` vectors of size `embedding_dim` (the word embedding of the
-// text encoder, SPEC-backbones §3.3). forward(ids) = embedding(weight, ids): ids of any shape (int32/int64)
+// text encoder, docs/backbones.md §3.3). forward(ids) = embedding(weight, ids): ids of any shape (int32/int64)
 // give [..., embedding_dim]; the gradient sums the rows of repeated ids.
 #pragma once
 

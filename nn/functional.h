@@ -26,14 +26,14 @@ Tensor cross_entropy_soft(const Tensor& logits, const Tensor& probs, Reduction r
 Tensor kl_div(const Tensor& input_log_probs, const Tensor& target_probs, Reduction reduction = Reduction::BatchMean);
 
 // a [N, D], b [M, D] -> [N, M] cosine similarities l2n(a)·l2n(b)ᵀ, with l2n(x) = x / (‖x‖ + eps)
-// (SPEC-backbones §1: eps on the norm, so a zero row gives zero similarities).
+// (docs/backbones.md §1: eps on the norm, so a zero row gives zero similarities).
 Tensor cosine_similarity_matrix(const Tensor& a, const Tensor& b, double eps = 1e-8);
 
 // [margin + x]_+ elementwise.
 Tensor hinge(const Tensor& x, double margin);
 
 // VSE++ triplet loss on a square score matrix S [N, N] whose diagonal holds the positive pairs (rows: images,
-// columns: captions), SPEC-backbones §8.1 (SGRAF model.py ContrastiveLoss), with d_i = S[i][i]:
+// columns: captions), docs/backbones.md §8.1 (SGRAF model.py ContrastiveLoss), with d_i = S[i][i]:
 //   max_violation:  Σ_i max_{j≠i} [α + S[i][j] − d_i]_+  +  Σ_j max_{i≠j} [α + S[i][j] − d_j]_+
 //   otherwise:      the same with the maxima replaced by sums over all negatives.
 // Summed over the batch, not averaged. Ties in a maximum send the gradient to the first index (PyTorch).

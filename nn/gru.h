@@ -1,5 +1,5 @@
 // nn::GRU: one layer of torch.nn.GRU(batch_first=True), uni- or bidirectional, run on padded batches with
-// per-sequence lengths and PyTorch's packed-sequence semantics (SPEC-backbones §3.3): the forward direction
+// per-sequence lengths and PyTorch's packed-sequence semantics (docs/backbones.md §3.3): the forward direction
 // runs t = 0 .. len-1, the reverse direction starts at each sequence's last real token, outputs at t >= len are
 // 0 and h_n holds each direction's state after its last real step. Gate order r, z, n with the reset gate
 // applied after the recurrent product:

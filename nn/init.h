@@ -27,7 +27,7 @@ const Tensor& orthogonal_(const Tensor& t, double gain = 1, Generator* gen = nul
 // PyTorch's nn.Linear.reset_parameters: kaiming_uniform(a = √5) on the weight, which is U(-1/√in, 1/√in),
 // and the same bound for the bias.
 void default_linear_init(Linear& layer, Generator* gen = nullptr);
-// PyTorch's nn.GRU default (SPEC-backbones §1, not re-initialised by the backbones): every parameter of
+// PyTorch's nn.GRU default (docs/backbones.md §1, not re-initialised by the backbones): every parameter of
 // `module` (recursively) ~ U(-1/√hidden, 1/√hidden).
 void default_gru_init(Module& module, int64_t hidden, Generator* gen = nullptr);
 

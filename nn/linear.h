@@ -1,4 +1,4 @@
-// Linear: y = x Wᵀ + b over the last dim (SPEC-backbones §1: W stored [out][in], PyTorch layout, so converted
+// Linear: y = x Wᵀ + b over the last dim (docs/backbones.md §1: W stored [out][in], PyTorch layout, so converted
 // checkpoints load without transposes). `linear()` is the functional form with the parameters passed in; the
 // module holds `weight` [out, in] and `bias` [out] and calls it.
 #pragma once

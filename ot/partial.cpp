@@ -119,7 +119,7 @@ BatchedSinkhornResult partial_impl(const char* op, const Tensor& C, const Tensor
   const Tensor b_aug = kernels::cat({b, column_of(col_w, false, C)}, 1);
 
   SinkhornOptions o = options;
-  if (o.mask.defined()) {  // M̂ = [[M, 1], [1ᵀ, 1]] (SPEC-methods §1.5 step 4)
+  if (o.mask.defined()) {  // M̂ = [[M, 1], [1ᵀ, 1]] (docs/methods/l2rm.md §1.5 step 4)
     const Tensor& mk = o.mask;
     REMATCH_CHECK((mk.dim() == 2 && mk.size(0) == n && mk.size(1) == m) || (mk.dim() == 3 && mk.sizes() == C.sizes()),
                   op, ": the mask has shape ", mk.shape_str(), " but the cost is ", C.shape_str());

@@ -5,16 +5,16 @@
 //
 // Dummy cost conventions (C the real cost, ξ the dummy cost, A the corner surcharge):
 //   L2RM         Ĉ = [[C, ξ·1], [ξ·1ᵀ, 2ξ + A]], ξ = 100·max C, A = max C by default (L2RM supp. Eq. (3)
-//                and Algorithm 2, SPEC-methods §1.5 step 3); the mask is extended with ones.
+//                and Algorithm 2, docs/methods/l2rm.md §1.5 step 3); the mask is extended with ones.
 //   L2RMShifted  Ĉ = [[C, 0], [0ᵀ, A]]: L2RM's costs minus ξ on the dummy row and column. A cost shift
 //                C_ij − α_i − β_j only shifts the potentials (f − α, g − β), so with the potentials started at
-//                −ξ on the dummies every sweep gives L2RM's plan, to rounding (ANCHORS §0 item 2), while the
+//                −ξ on the dummies every sweep gives L2RM's plan, to rounding (docs/ot.md §3.2), while the
 //                sweeps never subtract two numbers of size ξ/ε (10⁴·max C at ε = 0.01), which float32 cannot.
 //   Zero         Ĉ = [[C, 0], [0ᵀ, 0]] (UOT-RCL Eq. (14)); the corner carries the slack ε of UOT-RCL Eq. (13),
 //                so the real block holds s plus whatever mass the entropy puts in the corner.
 // With L2RM's costs, moving mass through the corner costs A + C_ij > 0 more than leaving it on the dummy
 // edges, so at convergence the real block carries s up to an entropic corner leak that vanishes as ε → 0
-// (1e-9 in the tests). L2RM's own loose stop (‖Δu‖₂ < 1e-3) leaves ~0.107 for s = 0.1 (SPEC-methods §1.5).
+// (1e-9 in the tests). L2RM's own loose stop (‖Δu‖₂ < 1e-3) leaves ~0.107 for s = 0.1 (docs/methods/l2rm.md §1.5).
 //
 // The marginals are â = [a; Σb − s] and b̂ = [b; Σa − s] (L2RM writes Σa − s for both, the same when Σa = Σb).
 // Costs must be finite and ≥ 0 everywhere (the construction needs C ≥ 0; ξ and A come from max C over the

@@ -171,7 +171,7 @@ template <typename T> void Solver<T>::col_lse(bool exact) {
 }
 
 // One sweep in the log domain: Sinkhorn's u = a / Kv, v = b / Kᵀu (Cuturi 2013) written for f = ε log u,
-// g = ε log v — L2RM's sinkhorn_log_domain update (SPEC-methods §1.5 step 5), up to its +1e-10 in each LSE.
+// g = ε log v — L2RM's sinkhorn_log_domain update (docs/methods/l2rm.md §1.5 step 5), up to its +1e-10 in each LSE.
 template <typename T> void Solver<T>::log_sweep(bool first) {
   row_lse();
   for (int64_t i = 0; i < n_; ++i) phi_[i] = log_a_[i] == -kInf<T> ? -kInf<T> : log_a_[i] - rlse_[i];
@@ -309,7 +309,7 @@ template <typename T> double Solver<T>::marginal_error() const {
   return e;
 }
 
-// ε·‖φ − φ_prev‖₂ over the rows of positive weight: L2RM's ‖u − u1‖₂ in cost units (SPEC-methods §1.5).
+// ε·‖φ − φ_prev‖₂ over the rows of positive weight: L2RM's ‖u − u1‖₂ in cost units (docs/methods/l2rm.md §1.5).
 template <typename T> double Solver<T>::potential_change() const {
   double s = 0;
   for (int64_t i = 0; i < n_; ++i) {

@@ -8,7 +8,7 @@
 // marginals carry the error.
 //
 // Numerics: the log domain (default) keeps log-potentials and evaluates each LSE max-shifted, so ξ/ε = 10⁴
-// (L2RM's dummy cost, SPEC-methods §1.5) neither overflows nor underflows; between those exact sweeps it caches
+// (L2RM's dummy cost, docs/methods/l2rm.md §1.5) neither overflows nor underflows; between those exact sweeps it caches
 // the kernel at the current potentials (absorption, Schmitzer 2019) so that most sweeps are two matrix-vector
 // products — the same iterates to rounding (details in ot/sinkhorn.cpp). The scaling domain (u = a / Kv,
 // v = b / Kᵀu with K = exp(−C/ε) fixed) fails once C/ε exceeds ~700 (float64) or ~87 (float32); it then
@@ -30,7 +30,7 @@ enum class Domain {
 enum class StopRule {
   // Σ_i |(P·1)_i − a_i| < tol, the L1 error of the row marginals (the columns are exact after a sweep).
   MarginalL1,
-  // ‖f − f_prev‖₂ < tol between consecutive sweeps, f in cost units — L2RM's rule (SPEC-methods §1.5:
+  // ‖f − f_prev‖₂ < tol between consecutive sweeps, f in cost units — L2RM's rule (docs/methods/l2rm.md §1.5:
   // `err = ‖u − u1‖₂ < 1e-3` after each full u-then-v sweep of `sinkhorn_log_domain`).
   PotentialChange,
 };

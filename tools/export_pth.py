@@ -6,7 +6,7 @@ Usage:  /usr/bin/python3 tools/export_pth.py CHECKPOINT.safetensors OUT.pth.tar
 
 Input: the checkpoint of `rematch init-checkpoint` (metadata format "rematch.training_checkpoint") or of a
 `rematch train` run of an SGR/SAF method ("rematch.training_state"): tensors "model.<name>" and the model's
-shape in the metadata "model_config". Output: what the official train.py saves (SPEC-backbones §8.1),
+shape in the metadata "model_config". Output: what the official train.py saves (docs/backbones.md §8.1),
   {'model': [img_enc, txt_enc, sim_enc state dicts], 'opt': argparse.Namespace, 'epoch', 'best_rsum', 'Eiters'}
 with the official names and shapes (§4.9; rematch uses the same), so the official evaluation
 (torch.load, SGRAF(opt), model.load_state_dict(checkpoint['model'])) loads it unchanged, and
@@ -32,7 +32,7 @@ from sgraf_layout import LayoutError, check_model  # noqa: E402
 FORMATS = ("rematch.training_checkpoint", "rematch.training_state")
 DTYPES = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8", "BOOL": "|b1", "U8": "|u1"}
 OFFICIAL_REGIONS = 36  # SGRAF model.py: VisualSA(embed_size, 0.4, 36)
-# SGRAF opts.py, every option with its default (SPEC-backbones §8.1); the model's sizes are overwritten.
+# SGRAF opts.py, every option with its default (docs/backbones.md §8.1); the model's sizes are overwritten.
 OPTS_DEFAULTS = OrderedDict([
     ("data_path", "./data/"), ("data_name", "f30k_precomp"), ("vocab_path", "./vocab/"),
     ("model_name", "./runs/model"), ("logger_name", "./runs/log"), ("batch_size", 128), ("num_epochs", 40),

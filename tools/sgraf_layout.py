@@ -1,4 +1,4 @@
-"""The tensors of an SGR/SAF model as the official code names and shapes them (SPEC-backbones §4.9), shared by
+"""The tensors of an SGR/SAF model as the official code names and shapes them (docs/backbones.md §4.9), shared by
 tools/convert_pth.py (which checks a checkpoint against them before converting) and tools/export_pth.py.
 
 A model is three state dicts, here flattened behind the prefixes img_enc. / txt_enc. / sim_enc.:
@@ -57,7 +57,7 @@ class LayoutError(Exception):
 def _shape_of(shapes, name, dims, problems):
     shape = shapes.get(name)
     if shape is None:
-        problems.append(f"the tensor {name} is missing (every SGR/SAF model has it, SPEC-backbones §4.9)")
+        problems.append(f"the tensor {name} is missing (every SGR/SAF model has it, docs/backbones.md §4.9)")
     elif len(shape) != dims:
         problems.append(f"the tensor {name} has shape {list(shape)}, expected {dims} dimensions")
     else:
@@ -87,7 +87,7 @@ def check_model(shapes, opt):
     if isinstance(opt.get("module_name"), str) and opt["module_name"] != dims["module_name"]:
         problems.append(f"the options say module_name={opt['module_name']!r} but the tensors hold an "
                         f"{dims['module_name']} model")
-    # store_true/store_false flags of opts.py (SPEC-backbones §8.1, §9 item 1): rematch implements the defaults.
+    # store_true/store_false flags of opts.py (docs/backbones.md §8.1, §9 item 1): rematch implements the defaults.
     for flag, supported in (("bi_gru", True), ("no_imgnorm", False), ("no_txtnorm", False)):
         if isinstance(opt.get(flag), bool) and opt[flag] != supported:
             problems.append(f"the options say {flag}={opt[flag]}, which rematch does not implement (only "

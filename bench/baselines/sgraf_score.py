@@ -4,7 +4,7 @@ and the synthetic split it is timed on.
 
   sgraf_score.py make-data --out DIR [--images 1000] [--img_dim 2048] [--vocab 8481] [--seed 0]
       A SCAN-layout precomp test split, DIR/bench_precomp/test_{ims.npy,caps.txt} and
-      DIR/vocab/bench_precomp_vocab.json (SPEC-backbones §3.1, §6.1): N images x 5 captions (N rows, so the
+      DIR/vocab/bench_precomp_vocab.json (docs/backbones.md §3.1, §6.1): N images x 5 captions (N rows, so the
       loaders' im_div rule gives 5, as for COCO), 36 regions of img_dim features ~ max(N(0, 1), 0) (non-negative
       like the detector's pooled ReLU activations, and varied enough that the scores spread), a vocabulary of V
       words (4 specials + lower-case consonant-vowel words, so NLTK's word_tokenize, rematch's tokenizer and
@@ -27,7 +27,7 @@ and the synthetic split it is timed on.
           shards, each a forward_sim call (EncoderSimilarity.forward: VisualSA once, then the Python loop over
           the shard's captions, each sliced to its length and replicated over the images), the float64 result
           written into the NumPy matrix.
-      The network modules are tests/reference/sgraf_reference.py's (written from SPEC-backbones §1-§5, in the
+      The network modules are tests/reference/sgraf_reference.py's (written from docs/backbones.md §1-§5, in the
       official structure; no official code is copied). Tokenisation is NLTK's word_tokenize(caption.lower())
       when NLTK is installed; without it, str.split on lower-cased captions that are only letters and spaces
       (make-data's), where the two agree; any other caption is refused.

@@ -4,7 +4,7 @@
 The step: model.train() (dropout 0.4), the [B, B] sigmoid score matrix of B images against B captions, the
 VSE++ hardest-negative triplet loss (SGRAF's ContrastiveLoss, margin 0.2, max_violation: summed over the
 batch) and backward to every parameter (.grad reset to None before each step; no optimiser step). The model
-code is tests/reference/sgraf_reference.py (written from SPEC-backbones §1-§4), imported unchanged:
+code is tests/reference/sgraf_reference.py (written from docs/backbones.md §1-§4), imported unchanged:
   per_caption  its EncoderSimilarity.forward: the official Python loop over captions (§5.1), each caption
                sliced to its length, replicated B times, TextSA, attention, similarity vectors, SGR/SAF, head;
   batched      the same parameters, all B x B pairs at once: captions padded to the batch maximum with masks

@@ -4,13 +4,13 @@ same case names, in three implementations:
 
   pot     POT's ot.sinkhorn(method='sinkhorn_log', stopThr=0) (python3-pot; it tests its marginal error every
           10 iterations, as it always does). POT 0.8.2 has no batched solver: a batch is a loop over problems.
-  numpy   a NumPy loop like L2RM's `sinkhorn_log_domain` (SPEC-methods section 1.5: potentials in cost units, full
+  numpy   a NumPy loop like L2RM's `sinkhorn_log_domain` (docs/methods/l2rm.md §1.5: potentials in cost units, full
           modified-cost matrix each half-step, max-shifted LSE with +1e-10, ||u - u_prev|| every sweep), without
           the mask and the early stop; a batch runs as one [B, n, m] array.
   torch   PyTorch eager: f = eps log a - eps logsumexp((g - C)/eps), g likewise, on [B, n, m] tensors.
 
 Costs uniform in [0, 1), uniform marginals, eps = 0.01; float64 and float32 cases ("f64"/"f32").
-"l2rm_partial_129" is one L2RM rematch call (partial_ot + sinkhorn_log_domain, SPEC-methods section 1.5:
+"l2rm_partial_129" is one L2RM rematch call (partial_ot + sinkhorn_log_domain, docs/methods/l2rm.md §1.5:
 128x128 cost, diagonal masked, dummy row/column, stop on ||u - u_prev|| < 1e-3) on the pseudo-random cost
 ((i*7919 + j*104729) mod 1009)/1009 that bench/sinkhorn_bench.cpp builds too; NumPy only. A case whose
 full run would take minutes (the B = 128 batch in POT and NumPy, and in PyTorch) runs fewer sweeps and is
@@ -60,7 +60,7 @@ def numpy_l2rm_loop(p, q, C, reg, sweeps):
 
 
 def l2rm_partial_ot(C, rho=0.1, reg=EPS, niter=1000, thresh=1e-3):
-    """L2RM's partial_ot + sinkhorn_log_domain (SPEC-methods section 1.5), transcribed; returns sweeps run."""
+    """L2RM's partial_ot + sinkhorn_log_domain (docs/methods/l2rm.md §1.5), transcribed; returns sweeps run."""
     B = C.shape[0]
     xi, A = 100 * C.max(), C.max()
     Ch = np.full((B + 1, B + 1), xi)

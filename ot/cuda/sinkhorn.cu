@@ -124,7 +124,7 @@ template <typename T> std::string host_check(const BatchArgs<T>& p, int64_t k, i
 }
 
 // Kernel::Auto: the family with the smaller estimated time per sweep, in SM clocks. A sweep visits every entry
-// twice; a log visit costs an exponential, ~16 per clock per SM (ANCHORS.md §3a), a visit of the block kernel's
+// twice; a log visit costs an exponential, ~16 per clock per SM (docs/ot.md §7.1), a visit of the block kernel's
 // cached K̃ a multiply-add and two shared loads, ~32 per clock (instruction issue); blocks sharing an SM share
 // it; a grid-wide barrier costs ~1-2 µs (~3000 clocks) and the grid kernel passes three per checked sweep.
 // Memory traffic is not modelled: the block kernel reads C from memory only once K̃ outgrows shared memory,

@@ -1,4 +1,4 @@
-// The batched Sinkhorn kernel: thread block k solves problem k, every sweep in one launch (SPEC-methods §5:
+// The batched Sinkhorn kernel: thread block k solves problem k, every sweep in one launch (docs/ot.md §5:
 // "batch many 129×129 problems per launch"). The potentials φ = f/ε, ψ = g/ε, the last log-sum-exps and the
 // column partials live in shared memory; C is read from L2/HBM (a batch of 129×129 problems in flight fits in
 // L2). Each problem stops on its own: the convergence test is a block reduction, and the block leaves the loop

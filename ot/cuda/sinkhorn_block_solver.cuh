@@ -13,7 +13,7 @@
 //             potentials, K̃ = exp(φ̄ ⊕ ψ̄ − C/ε) (Schmitzer 2019's absorption), is kept in shared memory and the
 //             next sweeps are u = a / K̃v, v = b / K̃ᵀu — one multiply-add per entry instead of an exp, the
 //             same iterates to rounding; re-absorbed when u or v leave [e^−τ, e^τ], back to a log sweep when a
-//             sum leaves the safe range. The SFU bound of ANCHORS.md §3a no longer applies to most sweeps.
+//             sum leaves the safe range. The SFU bound of docs/ot.md §7.2 no longer applies to most sweeps.
 //             Domain::Scaling is the CPU's too: K̃ absorbed once at the warm start, any unsafe sum an error.
 //   log       every sweep a log sweep (problems whose kernel does not fit). The row LSE with the new ψ is
 //             computed at the end of each sweep: it gives the row marginals exp(φ_i + LSE_i) the MarginalL1 rule

@@ -1,9 +1,9 @@
 // Internal to ot/cuda/: the device arithmetic every Sinkhorn kernel shares — exp/log, the entry C_ij/ε (+inf
 // where masked), log-sum-exp accumulators and their merges, warp and block reductions.
 //
-// Numerics (SPEC-methods decision 5: log domain, max-shifted log-sum-exp in float32 on CUDA). A masked entry is
+// Numerics (docs/ot.md §1.3: log domain, max-shifted log-sum-exp in float32 on CUDA). A masked entry is
 // C/ε = +inf, so every term it enters is exp(−inf) = 0 exactly and its plan entry is exactly 0. float32 exp is
-// the SFU's ex2.approx.ftz (one instruction, the unit ANCHORS.md §3a counts) of x·log2(e); results below
+// the SFU's ex2.approx.ftz (one instruction, the unit docs/ot.md §7.2 counts) of x·log2(e); results below
 // FLT_MIN flush to 0, as the CPU's fast_expf does. float64 uses the libdevice exp/log. Sums of exponentials
 // are accumulated in T (a float→double conversion costs as much as the exp on sm_90); block-level sums of
 // errors are in double, in a fixed order, so a run is bitwise reproducible.

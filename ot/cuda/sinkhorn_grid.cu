@@ -1,6 +1,6 @@
 // One large Sinkhorn problem over the whole device: a persistent cooperative kernel runs every sweep, the
 // grid-wide barriers (cooperative_groups grid.sync) replacing a host loop — no host synchronisation, no launch
-// per half-step (ANCHORS.md §3b: at 43,000×10 a sweep is launch- and sync-bound).
+// per half-step (docs/ot.md §7.3: at 43,000×10 a sweep is launch- and sync-bound).
 //
 // Block b owns the rows [b·n/B, (b+1)·n/B): their φ, their row log-sum-exps, and — when the slabs fit — their
 // row slab of C/ε in shared memory for the whole solve (32000×201 float32 is 194 KB per SM). A sweep

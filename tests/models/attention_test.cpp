@@ -1,4 +1,4 @@
-// Text-to-image attention (SPEC-backbones §4.3): the batched weights against the five steps written out per
+// Text-to-image attention (docs/backbones.md §4.3): the batched weights against the five steps written out per
 // pair with scalar loops on the caption's real words only, padding values without effect, and float64
 // gradients of the weights and of the attended vectors.
 #include "models/attention.h"

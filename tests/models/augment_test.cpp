@@ -1,4 +1,4 @@
-// RCSL's training-time augmentations (models/augment.h, SPEC-methods §3.1): the keep and alteration rates
+// RCSL's training-time augmentations (models/augment.h, docs/methods/rcsl.md §3.1): the keep and alteration rates
 // measured over many seeded draws, order preservation, the resampling guards, reproducibility from the Philox
 // generator, the padded batch forms, and errors.
 #include <algorithm>

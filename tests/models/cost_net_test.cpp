@@ -1,6 +1,6 @@
-// L2RM's cost net f_c (models/cost_net.h, SPEC-methods §1.4): state-dict names, the initial identity
-// f_c(S) = max(1 − S, 0) (SPEC-methods §9), the row-wise linear map after a weight change, the gradient of the
-// self-supervised loss Σ π^sup ⊙ f_c(S), a float64 gradcheck, and errors.
+// L2RM's cost net f_c (models/cost_net.h, docs/methods/l2rm.md §1.4): state-dict names, the initial identity
+// f_c(S) = max(1 − S, 0) (docs/methods/l2rm.md §1.11), the row-wise linear map after a weight change, the
+// gradient of the self-supervised loss Σ π^sup ⊙ f_c(S), a float64 gradcheck, and errors.
 #include "models/cost_net.h"
 #include "test_util.h"
 
@@ -23,7 +23,7 @@ TEST(CostNet, StateDictNamesAndInitialWeights) {
 }
 
 TEST(CostNet, InitiallyOneMinusSimilarityClampedAtZero) {
-  // SPEC-methods §9: f_c(S) == max(1 − S, 0) element-wise for any S, here in [-1, 2] so both branches occur.
+  // docs/methods/l2rm.md §1.11: f_c(S) == max(1 − S, 0) element-wise for any S, here in [-1, 2] so both branches occur.
   for (DType dtype : {DType::Float32, DType::Float64}) {
     CostNet net(16, dtype);
     const Tensor s = kernels::cast(random_tensor({16, 16}, DType::Float64, 1, -1, 2), dtype);
@@ -51,7 +51,7 @@ TEST(CostNet, AppliesOneLinearMapToEveryRow) {
 
 TEST(CostNet, GradientOfTheSupervisedCostLoss) {
   // L_OT = Σ_ij π^sup_ij · f_c(S)_ij at initialisation: with every 1 − S_ij > 0, dL/db_j = Σ_i π_ij and
-  // dL/dW_jk = Σ_i π_ij S_ik (only the positive entries are pushed, SPEC-methods §1.4).
+  // dL/dW_jk = Σ_i π_ij S_ik (only the positive entries are pushed, docs/methods/l2rm.md §1.4).
   CostNet net(3, DType::Float64);
   const Tensor s = random_tensor({3, 3}, DType::Float64, 2, -0.5, 0.5);
   const Tensor pi = from_vector<double>({0, 1, 0, 0, 0, 0, 1, 0, 1}, {3, 3});

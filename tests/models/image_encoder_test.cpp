@@ -1,4 +1,4 @@
-// ImageEncoder (SPEC-backbones §2): names and shapes, Xavier initialisation, unit region vectors, the shape
+// ImageEncoder (docs/backbones.md §2): names and shapes, Xavier initialisation, unit region vectors, the shape
 // error, and float64 gradients w.r.t. the features and both parameters.
 #include "models/image_encoder.h"
 

@@ -1,4 +1,4 @@
-// UOT-RCL's MLP encoders and prototypes (models/mlp_prototype.h, SPEC-methods §4.2): names and counts,
+// UOT-RCL's MLP encoders and prototypes (models/mlp_prototype.h, docs/methods/uotrcl.md §4.2): names and counts,
 // prototype initialisation and renormalisation, golden fixtures from tests/reference/mlp_reference.py in
 // float64 and float32, float64 gradchecks, and errors.
 #include <string>

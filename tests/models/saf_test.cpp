@@ -1,4 +1,4 @@
-// SAF (SPEC-backbones §4.6): names, training-mode BatchNorm statistics per caption over its images × real
+// SAF (docs/backbones.md §4.6): names, training-mode BatchNorm statistics per caption over its images × real
 // nodes with the running statistics updated once per caption in caption order — checked against the
 // official per-caption loop run on unpadded nodes —, eval mode with running statistics, and float64
 // gradients in both modes.

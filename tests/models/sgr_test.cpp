@@ -1,4 +1,4 @@
-// SGR (SPEC-backbones §4.5): names per step, one step against its formula, padded pairs equal to each
+// SGR (docs/backbones.md §4.5): names per step, one step against its formula, padded pairs equal to each
 // caption's unpadded nodes, the node-0-only last step equal to the full step, and float64 gradients.
 #include "models/sgr.h"
 

@@ -1,4 +1,4 @@
-// SGR and SAF against the PyTorch reference written from the spec (tests/reference/sgraf_reference.py,
+// SGR and SAF against the PyTorch reference written from docs/backbones.md (tests/reference/sgraf_reference.py,
 // fixtures in tests/fixtures/sgraf/{sgr,saf}): 5 images × 5 captions of lengths 7 3 5 7 4, every parameter
 // and BatchNorm statistic loaded by its official state-dict name; the eval-mode matrix, the train-mode matrix
 // (dropout p = 0), the gradient of sum(S_train · r) for every parameter, and every buffer after the train

@@ -1,4 +1,4 @@
-// SgrafModel (SPEC-backbones §4.9): the exact state-dict names and shapes of the official SGR and SAF models,
+// SgrafModel (docs/backbones.md §4.9): the exact state-dict names and shapes of the official SGR and SAF models,
 // the parameter counts at full size (built only to count), the forward against its parts, the SGRAF
 // average, and a float64 gradcheck of a whole tiny model (encoders included).
 #include "models/sgraf_model.h"

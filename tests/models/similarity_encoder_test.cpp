@@ -1,4 +1,4 @@
-// SimilarityEncoder (SPEC-backbones §4, §5.1): the one-pass B_img × B_cap matrix equals the official
+// SimilarityEncoder (docs/backbones.md §4, §5.1): the one-pass B_img × B_cap matrix equals the official
 // per-caption computation (each caption alone, sliced to its length) for SGR and SAF, in eval mode and in
 // training mode (dropout off; SAF's per-caption BatchNorm running statistics included); the split
 // encode_images / encode_captions / scores API gives the same matrix block by block; and float64 gradients

@@ -1,4 +1,4 @@
-// TextEncoder (SPEC-backbones §3.3): names, embedding initialisation, packed semantics (zeros after each
+// TextEncoder (docs/backbones.md §3.3): names, embedding initialisation, packed semantics (zeros after each
 // length, extra padding columns ignored), averaged directions against nn::GRU run directly, dropout only in
 // training, and float64 gradients of every parameter.
 #include "models/text_encoder.h"

@@ -1,4 +1,4 @@
-// TextSA (SPEC-backbones §4.2): names, a padded batch equal to each caption run alone on its real words (the
+// TextSA (docs/backbones.md §4.2): names, a padded batch equal to each caption run alone on its real words (the
 // official per-caption call), padding values without effect, and float64 gradients through the masks.
 #include "models/text_sa.h"
 

@@ -1,4 +1,4 @@
-// VisualSA (SPEC-backbones §4.1): state-dict names, BatchNorm over region slots with one running-statistics
+// VisualSA (docs/backbones.md §4.1): state-dict names, BatchNorm over region slots with one running-statistics
 // update per call, the formula by hand in eval mode, the region-count error, and float64 gradients in both
 // modes.
 #include "models/visual_sa.h"

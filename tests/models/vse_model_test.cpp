@@ -1,6 +1,6 @@
 // RCSL's VSE model (models/vse_*.h): state-dict names, parameter counts and initialisation as the official
 // encoders.py; golden fixtures from tests/reference/vse_reference.py (a PyTorch transcription of
-// SPEC-methods §3.2) in float64 and float32, training then eval mode; float64 gradchecks of each encoder and of
+// docs/methods/rcsl.md §3.2) in float64 and float32, training then eval mode; float64 gradchecks of each encoder and of
 // the whole similarity matrix; padding and length semantics; the text dropout.
 #include <cmath>
 #include <filesystem>
@@ -234,7 +234,7 @@ TEST(VseModel, PaddingIsIgnoredInEvalMode) {
 }
 
 TEST(VseModel, TrainingBatchNormCountsPaddingRows) {
-  // SPEC-methods §3.2: BatchNorm over the flattened B·R rows, padding included. Changing a padding row moves
+  // docs/methods/rcsl.md §3.2: BatchNorm over the flattened B·R rows, padding included. Changing a padding row moves
   // the batch statistics and so the valid images' embeddings in training mode.
   Generator gen(8);
   VseModel model(golden_config(), DType::Float64, &gen);

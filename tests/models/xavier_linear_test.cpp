@@ -1,4 +1,4 @@
-// xavier_linear (SPEC-backbones §1): weight ~ U(-a, a) with a = √(6 / (in + out)) filling the interval, zero
+// xavier_linear (docs/backbones.md §1): weight ~ U(-a, a) with a = √(6 / (in + out)) filling the interval, zero
 // bias, reproducible from the generator.
 #include "models/xavier_linear.h"
 

@@ -40,7 +40,7 @@ TEST(GRU, ParametersFollowPyTorchNamesShapesAndInit) {
     }
   }
   EXPECT_EQ(GRU(3, 2, false).named_parameters().size(), 4u);
-  // SPEC-backbones §3.3: the SGRAF caption Bi-GRU has 8,146,944 parameters.
+  // docs/backbones.md §3.3: the SGRAF caption Bi-GRU has 8,146,944 parameters.
   EXPECT_EQ(GRU(300, 1024, true).parameter_count(), 8146944);
   Generator same(7);
   EXPECT_TRUE(all_close(GRU(5, 4, true, DType::Float32, &same).parameter("weight_hh_l0"),

@@ -1,6 +1,6 @@
 // ot::partial_sinkhorn: the dummy augmentation against POT (sinkhorn_log on the augmented problem, both cost
 // conventions; entropic_partial_wasserstein; exact partial_wasserstein), the requested mass, L2RM's loop
-// (same stop iteration, same plan as the NumPy transcription of SPEC-methods §1.5), the shifted dummy costs
+// (same stop iteration, same plan as the NumPy transcription of docs/methods/l2rm.md §1.5), the shifted dummy costs
 // (same plan as ξ = 100·max C), float32, masks, and the errors for bad input.
 #include <cmath>
 #include <string>
@@ -42,7 +42,7 @@ SinkhornOptions converged_options(double eps, double tol) {
   return o;
 }
 
-// L2RM's call (SPEC-methods §1.5): p = q = 1/B, ρ = 0.1, diagonal masked, ‖Δu‖₂ < 1e-3, at most 1000 sweeps.
+// L2RM's call (docs/methods/l2rm.md §1.5): p = q = 1/B, ρ = 0.1, diagonal masked, ‖Δu‖₂ < 1e-3, at most 1000 sweeps.
 SinkhornResult l2rm_solve(const Tensor& C, double eps, DummyCost costs, DType dt = DType::Float64) {
   const int64_t B = C.size(0);
   SinkhornOptions o;
@@ -152,7 +152,7 @@ TEST(PartialSinkhorn, L2RMStoppingRuleMatchesTheNumpyTranscription) {
   }
 }
 
-// ANCHORS §0 item 2: subtracting ξ from the dummy row and column (corner 2ξ + A → A) only shifts the
+// docs/ot.md §3.2: subtracting ξ from the dummy row and column (corner 2ξ + A → A) only shifts the
 // potentials, so the plan is the same — at every sweep (same stop under L2RM's rule) and at convergence.
 TEST(PartialSinkhorn, ShiftedDummyCostsGiveTheSamePlan) {
   for (const char* p : {"l2rm_p0", "l2rm_p1"}) {

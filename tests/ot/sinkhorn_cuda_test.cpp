@@ -336,7 +336,7 @@ TEST(SinkhornCuda, BadValuesGiveTheCpuMessages) {
   same_error(p, warm, "warm start f0[4] = inf");
 }
 
-// L2RM's rematch call (SPEC-methods §1.5; L2RM supp. Algorithm 2) on its fixtures: 128×128 costs + Chapel et
+// L2RM's rematch call (docs/methods/l2rm.md §1.5; L2RM supp. Algorithm 2) on its fixtures: 128×128 costs + Chapel et
 // al. (2020)'s dummy row and column = 129×129, diagonal masked, ‖Δu‖₂ < 1e-3, at most 1000 sweeps. float64
 // with L2RM's dummy costs: the sweep and the plan of the NumPy transcription; float32 with the shifted dummies:
 // the CPU float32 solve.

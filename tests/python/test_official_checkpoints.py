@@ -3,7 +3,7 @@
 * tools/export_pth.py turns `rematch init-checkpoint` output into a .pth.tar that loads the way the official
   evaluation loads it: torch.load, the three encoders built from checkpoint['opt'] alone (36 regions
   hard-coded, as SGRAF's VisualSA does), load_state_dict strict. The modules are tests/reference/
-  sgraf_reference.py's, written from SPEC-backbones (no official code is copied).
+  sgraf_reference.py's, written from docs/backbones.md (no official code is copied).
 * convert_pth.py(export_pth.py(x)) holds x's tensors bit for bit, and `rematch score` gives the same bytes.
 * convert_pth.py refuses, before writing, what rematch would refuse at load time, one line per problem and
   exit status 2, never a traceback; it drops DataParallel's "module." prefix and creates the output folder.

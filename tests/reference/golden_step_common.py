@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sgraf_reference  # noqa: E402  (the SGR/SAF networks written from SPEC-backbones §2-§4)
+import sgraf_reference  # noqa: E402  (the SGR/SAF networks written from docs/backbones.md §2-§4)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "golden_steps")
 F64 = torch.float64

@@ -1,5 +1,5 @@
 """Writes the golden fixture of tests/train/l2rm_golden_step_test.cpp into tests/fixtures/golden_steps/l2rm/:
-one whole main-phase L2RM training step and the per-sample loss pass, transcribed from SPEC-methods §1 in the
+one whole main-phase L2RM training step and the per-sample loss pass, transcribed from docs/methods/l2rm.md in the
 structure of the official main_L2RM.py train() / models.py (no official code copied):
 
   (a) cost-function update (§1.4): k clean images J go into queue slots Q of a copy of the queue (the previous

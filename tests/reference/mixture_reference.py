@@ -3,7 +3,7 @@ tests/fixtures/mixture/<case>/<name>.npy.
 
 Run from anywhere:  /usr/bin/python3 tests/reference/mixture_reference.py   (numpy, scikit-learn 1.2)
 
-Beta mixture (SPEC-methods §1.3): pomegranate (the rayleizhu fork L2RM needs) no longer builds, so
+Beta mixture (docs/methods/l2rm.md §1.3): pomegranate (the rayleizhu fork L2RM needs) no longer builds, so
 `PomegranateBetaMixture` below transcribes what L2RM's `BMM_pred` runs -- GeneralMixtureModel.from_samples(
 TrueBetaDistribution, 2, X, max_iterations=10, stop_threshold=1e-2) then .fit(X) -- from pomegranate's
 kmeans.pyx, gmm.pyx, bayes.pyx and distributions/TrueBetaDistribution.pyx, loop for loop. Sums run in the
@@ -200,7 +200,8 @@ def bmm_case(case, losses, seed, planted_clean=None):
 
 
 def beta_mixtures():
-    # SPEC-methods §9: 0.7·Beta(1.5, 12) (clean pairs, low loss) + 0.3·Beta(8, 2), as losses on another scale.
+    # docs/methods/l2rm.md §1.11: 0.7·Beta(1.5, 12) (clean pairs, low loss) + 0.3·Beta(8, 2), as losses on another
+    # scale.
     rng = np.random.RandomState(11)
     n = 3000
     planted = rng.uniform(size=n) < 0.7

@@ -1,7 +1,7 @@
 """Writes the golden fixtures of tests/models/mlp_prototype_test.cpp into tests/fixtures/mlp/.
 
 Run from the repository root:  /usr/bin/python3 tests/reference/mlp_reference.py
-A PyTorch transcription of the UOT-RCL networks as SPEC-methods §4.2 describes them (MRL nets/ImageNet.py,
+A PyTorch transcription of the UOT-RCL networks as docs/methods/uotrcl.md §4.2 describes them (MRL nets/ImageNet.py,
 nets/TextNet.py and the prototype matrix C of main_noisy.py), in float64 at tiny sizes: image input 7,
 text input 5, hidden 9, L = 6, K = 4 prototypes, 5 samples per modality.
 
@@ -37,7 +37,7 @@ class ModalityNet(nn.Module):
 
 
 class Model(nn.Module):
-    """Both modality nets and the K unit prototypes C [L, K] (SPEC-methods §4.2); also used by
+    """Both modality nets and the K unit prototypes C [L, K] (docs/methods/uotrcl.md §4.2); also used by
     uotrcl_step_reference.py with its own sizes."""
 
     def __init__(self, img_dim=IMG_DIM, txt_dim=TXT_DIM, hidden=HIDDEN, out=L, classes=K):

@@ -18,7 +18,7 @@ Every array is float64 unless said otherwise; scalars are 0-d arrays.
                     similarities S with planted pairs and mismatches) and, per eps in (0.01, 0.07),
                     eps<eps>_iterations (int64), eps<eps>_err (the ||u - u_prev||_2 of every sweep),
                     eps<eps>_u, eps<eps>_v ([129] potentials) and eps<eps>_plan (float32 [128, 128]): the output
-                    of the transcription of SPEC-methods section 1.5 (partial_ot + sinkhorn_log_domain).
+                    of the transcription of docs/methods/l2rm.md §1.5 (partial_ot + sinkhorn_log_domain).
 """
 import os
 import warnings
@@ -115,7 +115,7 @@ def partial_cases():
     partial_case("unequal", rng.random((12, 10)), random_weights(rng, 12), random_weights(rng, 10, 1.25), 0.5, 0.01)
 
 
-# ---- L2RM's loop (SPEC-methods section 1.5), transcribed -------------------------------------------------
+# ---- L2RM's loop (docs/methods/l2rm.md §1.5), transcribed -------------------------------------------------
 def l2rm_sinkhorn_log_domain(p, q, C, mask, reg, niter=1000, thresh=1e-3):
     """u, v in cost units; masked log-kernel -1e6; lse with max shift and +1e-10; stop on ||u - u_prev||_2."""
     def kernel(u, v):

@@ -1,5 +1,5 @@
 """Writes the golden fixture of tests/train/rcl_golden_step_test.cpp into tests/fixtures/golden_steps/rcl/:
-one whole RCL training step (SPEC-methods §2.2) transcribed from the spec in the structure of the official
+one whole RCL training step (docs/methods/rcl.md §2.2) transcribed from that page in the structure of the official
 RCL-SGRAF train.py / model.py (SGRAF.train_emb): S = g(V, T) in train mode, L = CCL(S) (§2.1, φ = log, all
 B − 1 negatives, τ = 0.05), zero_grad, backward, clip_grad_norm_(2.0), Adam step (lr 2e-4).
 

@@ -1,7 +1,7 @@
 """Writes the golden fixtures of tests/train/rcsl_losses_test.cpp into tests/fixtures/rcsl/.
 
 Run from the repository root:  /usr/bin/python3 tests/reference/rcsl_reference.py
-A PyTorch transcription of RCSL's losses (SPEC-methods §3.3-3.4; QinYang79/RCSL model.py: ContrastiveLoss with
+A PyTorch transcription of RCSL's losses (docs/methods/rcsl.md §3.3-3.4; QinYang79/RCSL model.py: ContrastiveLoss with
 margin 0.2, SVSE.train_emb's lalign / lunif and its assembly of the two mined matrices, robust_mining_loss) on
 fixed float64 unit embeddings. Each case has two views of a batch of B pairs, K_p of them paired and first:
 view 0 (img0, cap0) is the original pair, view 1 (img1, cap1) the mined items. Saved as .npy, per case `<case>.`:

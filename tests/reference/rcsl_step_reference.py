@@ -1,7 +1,7 @@
 """Writes the golden fixtures of tests/train/rcsl_golden_step_test.cpp into tests/fixtures/golden_steps/
-rcsl_learning/ and rcsl_mining/: one whole RCSL training step of each stage (SPEC-methods §3.3–§3.5), transcribed
-from the spec in the structure of the official QinYang79/RCSL train.py / model.py (SVSE.train_emb), with the VSE
-model of vse_reference.py (§3.2) and the loss terms of rcsl_reference.py at toy sizes:
+rcsl_learning/ and rcsl_mining/: one whole RCSL training step of each stage (docs/methods/rcsl.md §3.3–§3.5),
+transcribed from that page in the structure of the official QinYang79/RCSL train.py / model.py (SVSE.train_emb),
+with the VSE model of vse_reference.py (§3.2) and the loss terms of rcsl_reference.py at toy sizes:
 
   learning stage  view 0 = the batch's pairs (K_p = 5 paired captions first, 3 unpaired) in train mode;
                   L = L_trl (paired block, hardest negatives, margin 0.2) + L_reg (alignment on the paired rows +

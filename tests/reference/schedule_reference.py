@@ -1,6 +1,7 @@
 """Writes the golden learning-rate schedules of tests/train/lr_schedule_golden_test.cpp into
 tests/fixtures/golden_steps/schedules/: the lr each epoch of a whole run trains at, from a transcription of each
-official code's schedule (SPEC-methods §1.1, §2.2, §3.5) applied to a real torch optimizer's param groups:
+official code's schedule (docs/methods/l2rm.md §1.1, rcl.md §2.2, rcsl.md §3.5) applied to a real torch
+optimizer's param groups:
 
   rcl   RCL-SGRAF train.py adjust_learning_rate: lr = lr0 · 0.1^⌊epoch / lr_update⌋ at the top of every epoch
         (lr0 2e-4, lr_update 3, 7 epochs)
@@ -12,7 +13,7 @@ official code's schedule (SPEC-methods §1.1, §2.2, §3.5) applied to a real to
         (8 epochs, MineEpoch 4, lr_schedules [2, 4, 6]: a milestone before, on and after the re-creation)
   uotrcl no public code; our reading (docs/uotrcl-choices.md §3 item 10): Adam at the constant lr0 (the paper
         states lr 1e-4 and no schedule), or with --lr_update N lr0 · 0.1^⌊epoch / N⌋ at the top of every epoch,
-        the warm-up epochs counted (they are inside num_epochs, SPEC-methods §4.3)
+        the warm-up epochs counted (they are inside num_epochs, docs/methods/uotrcl.md §4.3)
         (lr0 1e-4, 2 warm-up + 5 main epochs; constant, and lr_update 3: a drop inside the main phase)
 
 Run from anywhere:  /usr/bin/python3 tests/reference/schedule_reference.py   (torch 1.13, numpy)

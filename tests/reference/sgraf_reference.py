@@ -2,7 +2,7 @@
 
 Run from anywhere:  /usr/bin/python3 tests/reference/sgraf_reference.py   (torch 1.13, numpy)
 
-A PyTorch implementation of the SGR and SAF networks written from ../shared/docs/SPEC-backbones.md
+A PyTorch implementation of the SGR and SAF networks written from docs/backbones.md
 (§1 conventions, §2 image encoder, §3.3 Bi-GRU text encoder, §4.1-§4.7 similarity encoder) in the
 structure of the official code: the similarity matrix is built by a Python loop over captions (§5.1), each
 caption sliced to its real length, so the C++ batched (padded, masked) computation is checked against the

@@ -1,7 +1,7 @@
 """Writes the golden fixtures of tests/train/uotrcl_reference_test.cpp into tests/fixtures/uotrcl/.
 
 Run from the repository root:  /usr/bin/python3 tests/reference/uotrcl_reference.py
-UOT-RCL has no public code; this is an independent NumPy + POT transcription of SPEC-methods §4.3 (the paper's
+UOT-RCL has no public code; this is an independent NumPy + POT transcription of docs/methods/uotrcl.md §4.3 (the paper's
 Eqs. 4-18 with rematch's recorded readings: dist = 1 - cos in Eq. 16, denominators of Eq. 7 clamped to >= 1e-6,
 the bracket of Eq. 8 to >= 1e-8, C_S shifted up by -min(0, min C_S) before Eq. 14, a sample is not its own
 neighbour) on one fixed float64 case: N = 30 pairs, K = 4 classes, L = 6. Saved as .npy (float64), `case.`:

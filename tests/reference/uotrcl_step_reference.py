@@ -1,7 +1,7 @@
 """Writes the golden fixtures of tests/train/uotrcl_golden_step_test.cpp into tests/fixtures/golden_steps/uotrcl/:
-one whole UOT-RCL training step of each phase as our documented reading does it (SPEC-methods §4.3,
+one whole UOT-RCL training step of each phase as our documented reading does it (docs/methods/uotrcl.md §4.3,
 docs/uotrcl-choices.md; UOT-RCL has no public code), on the MLP+prototype model of mlp_reference.py (MRL's
-ImageNet / TextNet and prototypes C, SPEC-methods §4.2) at toy sizes, in float64:
+ImageNet / TextNet and prototypes C, docs/methods/uotrcl.md §4.2) at toy sizes, in float64:
 
   main step (after the warm-up), in uotrcl_method.cpp's order. The per-epoch label correction (JSD, confident set
   G, C_S, the partial OT of Eq. 14, and with --target_update epoch the Eq. (9) update) happens in begin_epoch, so
@@ -58,7 +58,7 @@ F64 = g.F64
 
 
 def Model():
-    """MRL's two modality nets and the K unit prototypes (SPEC-methods §4.2), at this fixture's sizes."""
+    """MRL's two modality nets and the K unit prototypes (docs/methods/uotrcl.md §4.2), at this fixture's sizes."""
     return mlp_reference.Model(IMG_DIM, TXT_DIM, HIDDEN, L, K)
 
 
@@ -122,7 +122,7 @@ def bhg_loss(z_v, z_t, plan):  # Eq. (18)
 
 
 def label_correction(model, images, texts, targets):
-    """begin_epoch's pass (SPEC-methods §4.3 step 2, docs/uotrcl-choices.md §3 items 6, 7, 15, 16)."""
+    """begin_epoch's pass (docs/methods/uotrcl.md §4.3.2, docs/uotrcl-choices.md §3 items 6, 7, 15, 16)."""
     with torch.no_grad():
         z_v, z_t = model.img_net(images), model.txt_net(texts)
         p_v, p_t = torch.softmax(z_v @ model.C / TAU1, 1), torch.softmax(z_t @ model.C / TAU1, 1)

@@ -1,7 +1,7 @@
 """Writes the golden fixtures of tests/models/vse_model_test.cpp into tests/fixtures/vse/.
 
 Run from the repository root:  /usr/bin/python3 tests/reference/vse_reference.py
-A PyTorch transcription of RCSL's VSE model as SPEC-methods §3.2 describes it (QinYang79/RCSL encoders.py:
+A PyTorch transcription of RCSL's VSE model as docs/methods/rcsl.md §3.2 describes it (QinYang79/RCSL encoders.py:
 EncoderImageAggr with its residual MLP and per-dimension attention pooling, EncoderText_gru with a Bi-GRU and
 the same pooling; model.py: S = f(I) g(T)^T), in float64 at tiny sizes: 5 images with 4, 2, 3, 4 and 1
 regions (padded to 4), 5 captions with 7, 3, 5, 7 and 4 tokens (padded to 7).

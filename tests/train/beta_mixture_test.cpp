@@ -1,6 +1,6 @@
-// train/mixture/beta_mixture.h: L2RM's Beta-mixture split (SPEC-methods §1.3) against a NumPy transcription of
+// train/mixture/beta_mixture.h: L2RM's Beta-mixture split (docs/methods/l2rm.md §1.3) against a NumPy transcription of
 // the pomegranate fit L2RM runs (tests/reference/mixture_reference.py, fixtures tests/fixtures/mixture/bmm_*),
-// started from the same k-means++ centres; the §9 golden checks (planted 0.7·Beta(1.5,12) + 0.3·Beta(8,2)
+// started from the same k-means++ centres; the §1.11 checks (planted 0.7·Beta(1.5,12) + 0.3·Beta(8,2)
 // data, method of moments on one Beta sample); the guards, the iteration cap and degenerate input.
 #include "train/mixture/beta_mixture.h"
 
@@ -68,7 +68,7 @@ TEST(BetaMixtureGolden, PlantedMixture) { check_against_reference("bmm_planted")
 TEST(BetaMixtureGolden, OverlappingComponentsLongSecondFit) { check_against_reference("bmm_overlap"); }
 TEST(BetaMixtureGolden, SmallSampleWithClampedExtremes) { check_against_reference("bmm_small"); }
 
-// SPEC-methods §9: on 0.7·Beta(1.5, 12) (clean) + 0.3·Beta(8, 2) losses, the low-mean component is the clean
+// docs/methods/l2rm.md §1.11: on 0.7·Beta(1.5, 12) (clean) + 0.3·Beta(8, 2) losses, the low-mean component is the clean
 // one and most of its samples get w_clean > 0.5 — from our own seeded k-means++, for several seeds.
 TEST(BetaMixture, PlantedCleanComponentIsTheLowLossOne) {
   const std::vector<double> losses = values("bmm_planted", "losses");
@@ -101,7 +101,7 @@ TEST(BetaMixture, SeedReproducesTheFit) {
     EXPECT_NE(std::find(c.x.begin(), c.x.end(), centre), c.x.end());
 }
 
-// SPEC-methods §9: the method of moments on one Beta(a, b) sample recovers (a, b) within sampling error
+// docs/methods/l2rm.md §1.11: the method of moments on one Beta(a, b) sample recovers (a, b) within sampling error
 // (200k draws: the standard error of the estimates is below 1 %).
 TEST(BetaMixture, MethodOfMomentsRecoversShape) {
   for (auto [a, b] : {std::pair<double, double>{1.5, 12}, {8, 2}, {0.7, 0.9}}) {

@@ -1,7 +1,7 @@
 // L2RM's main-phase training step and its per-sample loss pass against a PyTorch transcription of the official
 // main_L2RM.py train() / models.py (tests/reference/l2rm_step_reference.py, fixture
 // tests/fixtures/golden_steps/l2rm/), run by L2rmMethod itself in float64 on an 8-pair-batch SGR model:
-//   (a) cost-net update on reconstructed pairs with the queue (SPEC-methods §1.4), the queue then holds the
+//   (a) cost-net update on reconstructed pairs with the queue (docs/methods/l2rm.md §1.4), the queue then holds the
 //       noisy batch's images; (b) the rematch plan by masked partial OT (§1.5, the code's dummy costs
 //       ξ = 100·max C: --dummy_costs l2rm; the default shifted dummies gave the same parameters within 2.4e-15
 //       on this fixture too) and the symmetric-KL rematch loss (§1.6); (c) the clean batch's

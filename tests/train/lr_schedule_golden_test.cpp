@@ -2,12 +2,12 @@
 // schedule (tests/reference/schedule_reference.py, fixtures tests/fixtures/golden_steps/schedules/):
 //   rcl   lr0·0.1^⌊epoch/lr_update⌋ (RCL-SGRAF adjust_learning_rate)
 //   l2rm  constant through the warm-up, then lr0·0.1^⌊main epoch/lr_update⌋ for the retrieval net and the cost
-//         net alike (main_L2RM.py, SPEC-methods §1.1)
+//         net alike (main_L2RM.py, docs/methods/l2rm.md §1.1)
 //   rcsl  AdamW re-created at mine_epoch (lr back to lr0) and ×0.1 on the current lr at each milestone, with
-//         milestones before, on and after the re-creation (train.py, SPEC-methods §3.5)
+//         milestones before, on and after the re-creation (train.py, docs/methods/rcsl.md §3.5)
 //   uotrcl no public code; our reading (docs/uotrcl-choices.md §3 item 10): constant (the default, lr_update
 //         resolves to 0), or lr0·0.1^⌊epoch/lr_update⌋ with the warm-up epochs counted (they are inside
-//         num_epochs, SPEC-methods §4.3)
+//         num_epochs, docs/methods/uotrcl.md §4.3)
 // The methods run their own begin_epoch/end_epoch on the golden-step data sets (no training step is needed: the
 // lr of an epoch is set when it begins). Relative tolerance 1e-10 (the closed forms and the reference's
 // repeated ×0.1 differ by roundings only).

@@ -1,4 +1,4 @@
-// mAP@all in MRL's form (SPEC-methods §4.4) against hand-computed values.
+// mAP@all in MRL's form (docs/methods/uotrcl.md §4.4) against hand-computed values.
 #include "train/eval/map_metric.h"
 
 #include <gtest/gtest.h>

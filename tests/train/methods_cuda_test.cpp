@@ -271,7 +271,7 @@ TEST_F(MethodsCuda, UotrclWarmupLabelCorrectionAndMainStepsAsOnTheCpu) {
   expect_same_run(gpu, cpu, "uotrcl", 1e-3);
 }
 
-// UOT-RCL's label correction at NUS-WIDE's training size (42,941 pairs, 10 classes; SPEC-methods §4.3) with
+// UOT-RCL's label correction at NUS-WIDE's training size (42,941 pairs, 10 classes; docs/methods/uotrcl.md §4.3) with
 // the preset's ε = 0.5 and transported mass s = 0.2: the corrected labels Ŷ = N·T through the CUDA partial
 // Sinkhorn (float32) against the CPU's float64 solve. In a "Large" suite: no memcheck (tools/gpu_check.sh).
 TEST(MethodsCudaLarge, UotrclLabelCorrectionAtNusWideSizeEqualsTheCpu) {

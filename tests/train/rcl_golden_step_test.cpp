@@ -1,4 +1,4 @@
-// RCL's whole training step (SPEC-methods §2.2) against a PyTorch transcription of the official RCL-SGRAF step
+// RCL's whole training step (docs/methods/rcl.md §2.2) against a PyTorch transcription of the official RCL-SGRAF step
 // (tests/reference/rcl_step_reference.py, fixture tests/fixtures/golden_steps/rcl/): S = g(V, T) in train mode,
 // L = CCL(S) with φ = log over all B − 1 negatives (§2.1), backward, global clip at 2, Adam — run by
 // PairsMethod::train_step itself, in float64, on a 6-pair SGR model (embed 4, sim 4, 3 regions).

@@ -1,6 +1,6 @@
 // RCSL's training step of each stage against a PyTorch transcription of the official SVSE.train_emb
 // (tests/reference/rcsl_step_reference.py, fixtures tests/fixtures/golden_steps/rcsl_{learning,mining}/), run by
-// RcslMethod::train_step itself in float64 on a VSE model of embed 4 (SPEC-methods §3.2–§3.5):
+// RcslMethod::train_step itself in float64 on a VSE model of embed 4 (docs/methods/rcsl.md §3.2–§3.5):
 //   learning  L = L_trl (paired block) + L_reg, clip at 2, AdamW (lr 5e-4, weight decay 0.01);
 //   mining    the same plus L_rcm (τ = 0.03) on the bank's mined images and captions (view 1, after view 0).
 // Pinned randomness: --no_augment (the augmentations are the step's draws), text dropout 0 (RcslOptions, no

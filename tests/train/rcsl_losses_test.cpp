@@ -1,6 +1,6 @@
 // RCSL's losses (train/methods/rcsl/rcsl_losses.h): float64 gradchecks of every term, the closed forms of
-// SPEC-methods §9 (L_m of a uniform batch, uniformity of identical vectors), hand-computed triplet cases, and the
-// golden values and gradients of tests/reference/rcsl_reference.py (a PyTorch transcription of model.py's
+// docs/methods/rcsl.md §3.8 (L_m of a uniform batch, uniformity of identical vectors), hand-computed triplet cases,
+// and the golden values and gradients of tests/reference/rcsl_reference.py (a PyTorch transcription of model.py's
 // ContrastiveLoss, lalign/lunif and robust_mining_loss, assembled as train_emb does) on fixed inputs.
 #include "train/methods/rcsl/rcsl_losses.h"
 

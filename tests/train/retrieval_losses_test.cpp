@@ -1,7 +1,7 @@
 // train/losses/retrieval_losses.h: values and gradients w.r.t. S against the official PyTorch code (RCL CCL and
 // its infoNCE baseline, L2RM RCE, the four rematch losses, the per-sample split loss; fixtures from
 // tests/reference/retrieval_losses_reference.py) in float64 and float32, float64 gradchecks, the closed forms
-// of SPEC-methods §9 at a uniform batch, the random negative mask, and bad input.
+// of docs/methods/l2rm.md §1.11, rcl.md §2.4 at a uniform batch, the random negative mask, and bad input.
 #include "train/losses/retrieval_losses.h"
 
 #include <gtest/gtest.h>
@@ -111,7 +111,7 @@ TEST(RetrievalLossGrad, RematchEveryVariant) {
     EXPECT_GRADCHECK([&](const TensorList& t) { return rematch_kl_loss(t[0], plan, 0.5, v); }, {scores(5)});
 }
 
-// SPEC-methods §9 at a uniform batch (all S equal, so every p = 1/B).
+// docs/methods/l2rm.md §1.11, rcl.md §2.4 at a uniform batch (all S equal, so every p = 1/B).
 TEST(RetrievalLoss, ClosedFormsAtUniformBatch) {
   const int64_t b = 8;
   const double bd = static_cast<double>(b);

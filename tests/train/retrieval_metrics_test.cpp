@@ -1,4 +1,4 @@
-// Retrieval metrics against hand-computed values (SPEC-backbones §7). Ranks are 0-based positions in the
+// Retrieval metrics against hand-computed values (docs/backbones.md §7). Ranks are 0-based positions in the
 // list sorted by decreasing score; among equal scores the higher index comes first (NumPy argsort reversed).
 #include "train/eval/retrieval_metrics.h"
 

@@ -1,5 +1,6 @@
-// rematch train's options: the method and preset defaults of the official scripts (SPEC-methods §1.1, §2.2,
-// §3.5, §4.3), the checks that refuse a bad combination before any work, and the config.json round trip.
+// rematch train's options: the method and preset defaults of the official scripts (docs/methods/l2rm.md §1.1,
+// rcl.md §2.2, rcsl.md §3.5, uotrcl.md §4.3), the checks that refuse a bad combination before any work, and the
+// config.json round trip.
 #include "train/methods/train_config.h"
 
 #include <gtest/gtest.h>

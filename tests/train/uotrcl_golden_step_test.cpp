@@ -1,6 +1,6 @@
 // UOT-RCL's training step of each phase against a PyTorch transcription of our documented reading
 // (tests/reference/uotrcl_step_reference.py, fixture tests/fixtures/golden_steps/uotrcl/; UOT-RCL has no public
-// code: SPEC-methods §4.3, docs/uotrcl-choices.md), run by UotrclMethod::train_step itself in float64
+// code: docs/methods/uotrcl.md §4.3, docs/uotrcl-choices.md), run by UotrclMethod::train_step itself in float64
 // (UotrclOptions::dtype) on an MLP+prototype model of hidden 7, L = 4, K = 3, batches of 8 of 16 pairs:
 //   main step   L = L_PLC (Eq. 15) with the given Ŷ + λ·L_BHG (Eq. 18, λ = 0.4) under the relation plan of the
 //               batch against the current embeddings of G (Eqs. 16–17: ε = 0.02 on C^R/mean, at most 100

@@ -1,6 +1,7 @@
 // UOT-RCL label correction: the confident set on a hand-made case, the blocked k-NN search against brute force,
-// the consistency ratios and neighbour votes against loops, the clamps of C_S, the partial OT (SPEC-methods §9:
-// Σ T → s as ε → 0, column sums ≤ 1/K), the target moving average and the mass schedule.
+// the consistency ratios and neighbour votes against loops, the clamps of C_S, the partial OT
+// (docs/methods/uotrcl.md §4.6: Σ T → s as ε → 0, column sums ≤ 1/K), the target moving average and the mass
+// schedule.
 #include "train/methods/uotrcl/label_correction.h"
 
 #include <gtest/gtest.h>
@@ -114,7 +115,7 @@ TEST(UotrclLabelCorrection, ConsistentCostClampsTheBracket) {
 }
 
 TEST(UotrclLabelCorrection, PartialOtMassTendsToSAndColumnsStayBelowOneOverK) {
-  // SPEC-methods §9: Σ_{i,k} T_ik → s as ε → 0; real columns carry at most 1/K, real rows at most 1/N.
+  // docs/methods/uotrcl.md §4.6: Σ_{i,k} T_ik → s as ε → 0; real columns carry at most 1/K, real rows at most 1/N.
   const int64_t n = 40, K = 4;
   const Tensor C = random_tensor({n, K}, DType::Float64, 35, 0, 3);
   const double s = 0.3;

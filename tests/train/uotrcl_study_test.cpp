@@ -44,7 +44,8 @@ Row run_variant(const data::LabeledDataset& data, const UotrclOptions& options) 
     for (int64_t s = 0; s < info.steps; ++s) m.train_step(e, s);
     m.end_epoch(e);
     const EvalResult v = m.validate();
-    if (v.score > r.best_valid) {  // model selection on valid, test at the best epoch (MRL, SPEC-methods §4.4)
+    // Model selection on valid, test at the best epoch (MRL, docs/methods/uotrcl.md §4.4).
+    if (v.score > r.best_valid) {
       r.best_valid = v.score;
       r.test_map = m.test().score;
     }

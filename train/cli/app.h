@@ -1,4 +1,4 @@
-// The `rematch` program (DESIGN.md "The program"): one binary, one CLI11 subcommand per job. main.cpp only
+// The `rematch` program (docs/design.md §6, "The program"): one binary, one CLI11 subcommand per job. main.cpp only
 // calls run(); the tests call it too, with their own streams, so every path of the program is testable
 // without spawning a process.
 #pragma once

@@ -77,7 +77,8 @@ train::TrainConfig method_config(const std::string& method, const DemoOptions& o
   c.dropout = s.dropout;
   c.learning_rate = s.lr;
   c.lr_update = s.lr_update;
-  // The same number of epochs for every method: l2rm's warm-up counts in its budget (SPEC: warm-up + main).
+  // The same number of epochs for every method: l2rm's warm-up counts in its budget (docs/methods/l2rm.md §1.1:
+  // warm-up + main).
   const int64_t epochs = o.epochs > 0 ? o.epochs : s.epochs;
   c.num_epochs = method == "l2rm" ? epochs - s.warmup : epochs;
   c.warmup_epoch = method == "l2rm" ? s.warmup : 0;

@@ -17,7 +17,7 @@ namespace {
 using models::SgrafModel;
 
 // The model files must fit the data: region slots and feature size, and a vocabulary the ids stay inside
-// (RCL checkpoints carry one extra word, <mask>, SPEC-backbones §3.1).
+// (RCL checkpoints carry one extra word, <mask>, docs/backbones.md §3.1).
 void check_fits(const std::string& path, const models::SgrafConfig& c, const data::PrecompDataset& ds,
                 int64_t vocab_size) {
   if (c.num_regions != ds.num_regions() || c.img_dim != ds.feature_dim())
@@ -29,7 +29,7 @@ void check_fits(const std::string& path, const models::SgrafConfig& c, const dat
                      " words but the vocabulary file has " + std::to_string(vocab_size));
 }
 
-// The averaging rule of --checkpoint (SPEC-backbones §4.8): one SGR or SAF model; an SGR and a SAF model
+// The averaging rule of --checkpoint (docs/backbones.md §4.8): one SGR or SAF model; an SGR and a SAF model
 // (SGRAF); or two SGR models, NCR's co-trained A and B. Read from the files' metadata, before any data.
 std::string averaging_label(const std::vector<std::string>& paths) {
   const std::string rule =

@@ -1,6 +1,6 @@
 // `rematch init-checkpoint --module_name SGR|SAF --out X.safetensors (--vocab_path V --data_name NAME |
 // --vocab_size N) [--img_dim ... --num_regions ...] [--seed S]`: a randomly initialised SGR or SAF model
-// (SPEC-backbones §1 initialisation) saved as a rematch training checkpoint at epoch 0 (fresh Adam state,
+// (docs/backbones.md §1 initialisation) saved as a rematch training checkpoint at epoch 0 (fresh Adam state,
 // model_config in the metadata), e.g. to try `rematch score` and `rematch eval --checkpoint` end to end.
 #pragma once
 

@@ -54,7 +54,7 @@ void run_ot(const OtOptions& o, std::ostream& out) {
   so.stop = o.stop == "potential" ? ot::StopRule::PotentialChange : ot::StopRule::MarginalL1;
   so.domain = o.domain == "scaling" ? ot::Domain::Scaling : ot::Domain::Log;
   const int64_t n = C.size(-2), m = C.size(-1);
-  if (o.mask_diagonal)  // mask = 1 − I: the positives of L2RM's rematch plan (SPEC-methods §1.5 step 4)
+  if (o.mask_diagonal)  // mask = 1 − I: the positives of L2RM's rematch plan (docs/methods/l2rm.md §1.5 step 4)
     so.mask = kernels::to_device(kernels::unary(kernels::UnaryOp::LogicalNot, kernels::cast(eye(n, m), DType::Bool)),
                                  device);
   ot::DummyOptions dummy;

@@ -1,4 +1,4 @@
-// The labelled image–text data of UOT-RCL (SPEC-methods §4.1), which follows MRL: per split, image features
+// The labelled image–text data of UOT-RCL (docs/methods/uotrcl.md §4.1), which follows MRL: per split, image features
 // [N, d_img], text features [N, d_txt] and a class label per image and per text.
 //
 // Two layouts are read:

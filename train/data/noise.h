@@ -1,6 +1,6 @@
-// Mismatched ("noisy") image–caption correspondences (SPEC-backbones §6.4, SPEC-methods §0.2): which image row
-// each training caption is paired with. Two published protocols, both generated here from an explicit seed with
-// the Philox generator so a run can be reproduced:
+// Mismatched ("noisy") image–caption correspondences (docs/backbones.md §6.4, docs/methods/shared.md §0.2): which
+// image row each training caption is paired with. Two published protocols, both generated here from an explicit
+// seed with the Philox generator so a run can be reproduced:
 //   image level (RCL/DECL): ⌊r·N_img⌋ random images are permuted among themselves and all captions of an image
 //     move together;
 //   caption level (NCR): ⌊r·N_cap⌋ random captions have their image rows shuffled among themselves.

@@ -1,4 +1,4 @@
-// The SCAN "precomp" image–caption data sets (SPEC-backbones §6): `<data_path>/<data_name>/<split>_ims.npy`
+// The SCAN "precomp" image–caption data sets (docs/backbones.md §6): `<data_path>/<data_name>/<split>_ims.npy`
 // (float32 [rows, R, D] region features, memory-mapped when large) and `<split>_caps.txt` (one caption per line)
 // or `<split>_caps.tsv` (CC152K: `image_id<TAB>caption`). Caption j uses image row j / im_div, where im_div = 5
 // when the file has fewer rows than captions and 1 when it has one row per caption (F30K dev/test replicate

@@ -1,4 +1,4 @@
-// RCSL's semi-paired training set (SPEC-methods §3.1, `data.py: PrecompDataset_gru.__init__`): `paired_length`
+// RCSL's semi-paired training set (docs/methods/rcsl.md §3.1, `data.py: PrecompDataset_gru.__init__`): `paired_length`
 // random images keep their captions; all other images are permuted among themselves (image-level, as the RCL
 // noise), so their captions become unpaired. A caption counts as paired iff its image row is its own — fixed
 // points of the shuffle included, as in the code. RCSL seeds NumPy with 123; we draw from Philox with the given

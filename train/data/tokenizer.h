@@ -1,4 +1,4 @@
-// Caption tokenisation as every SCAN-lineage repository does it (SPEC-backbones §3.2): strip, lower-case, then
+// Caption tokenisation as every SCAN-lineage repository does it (docs/backbones.md §3.2): strip, lower-case, then
 // nltk.word_tokenize — Punkt sentence splitting (punkt.h) followed by NLTK 3.8's NLTKWordTokenizer, the improved
 // Treebank word splitter (punctuation split off, "n't"/"'s" clitics separated, '"' written as `` and '',
 // hyphenated words kept whole) — and finally ids [<start>] + vocab(tokens) + [<end>], unknown words → <unk>.

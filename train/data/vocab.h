@@ -1,4 +1,4 @@
-// The word vocabulary of the SCAN-lineage repositories (SPEC-backbones §3.1): a JSON file
+// The word vocabulary of the SCAN-lineage repositories (docs/backbones.md §3.1): a JSON file
 // `<vocab_path>/<data_name>_vocab.json` with `word2idx` (word → id), `idx2word` (string keys "0", "1", ... →
 // word) and `idx` (the size). Ids 0..3 are always <pad> <start> <end> <unk>. The public data sets ship their
 // vocabularies and they must be used as shipped (their word order is arbitrary and checkpoints depend on it);

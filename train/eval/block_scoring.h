@@ -1,4 +1,4 @@
-// Evaluation-time similarity matrix filled block by block (SPEC-backbones §5.3, `shard_attn_scores`): a
+// Evaluation-time similarity matrix filled block by block (docs/backbones.md §5.3, `shard_attn_scores`): a
 // scoring function is called on one (image range, caption range) block at a time, its result is copied into
 // a preallocated [N_img, N_cap] host matrix and dropped before the next call. However large the split (COCO
 // 5K: 5,000 × 25,000 = 1.25·10⁸ pairs), at most one block of pair activations is alive — the scorer's —

@@ -1,6 +1,6 @@
 // Mean average precision of the labelled cross-modal benchmarks, exactly as MRL computes it
 // (`main_noisy.py: fx_calc_map_label(train=database, train_labels, test=queries, test_label, k=0, 'cosine')`,
-// SPEC-methods §4.4), the protocol UOT-RCL reports:
+// docs/methods/uotrcl.md §4.4), the protocol UOT-RCL reports:
 //   - every query ranks the whole database by cosine distance 1 − cos(q, x), ascending; among equal
 //     distances the lower database index comes first (a stable argsort);
 //   - relevance is label equality; for the top k items (k = 0: the whole database, "mAP@all")

@@ -1,4 +1,4 @@
-// Bidirectional retrieval metrics of the image–caption benchmarks (SPEC-backbones §7, `evaluation.py: i2t,
+// Bidirectional retrieval metrics of the image–caption benchmarks (docs/backbones.md §7, `evaluation.py: i2t,
 // t2i` of SGRAF/NCR/RCL/DECL/L2RM) from a similarity matrix S [N_img, N_cap], rows images, columns captions,
 // captions c·i .. c·i + c − 1 belonging to image i (c = captions per image: 5 for COCO/F30K, 1 for CC152K).
 //
@@ -46,7 +46,7 @@ RetrievalMetrics retrieval_metrics(const Tensor& sims, int64_t captions_per_imag
 
 // COCO 1K: images cut into `folds` equal consecutive folds (with their captions), metrics per fold, then
 // every field averaged over the folds; rsum() of the result is the sum of the averaged R@K
-// (SPEC-backbones §9 item 6: the reference's printed 5-fold rSum is a bug we do not copy).
+// (docs/backbones.md §9 item 6: the reference's printed 5-fold rSum is a bug we do not copy).
 std::vector<RetrievalMetrics> per_fold_metrics(const Tensor& sims, int64_t captions_per_image, int64_t folds);
 RetrievalMetrics mean_metrics(const std::vector<RetrievalMetrics>& folds);
 

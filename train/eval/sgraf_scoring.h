@@ -1,6 +1,6 @@
 // The [N_img, N_cap] score matrix of a precomp split under one or more SGR/SAF models held in memory (a run's
 // validation and test, `rematch score`/`eval --checkpoint`), filled block by block (block_scoring.h) in eval
-// mode without a graph. Several models are averaged: an SGR and a SAF model give SGRAF (SPEC-backbones §4.8).
+// mode without a graph. Several models are averaged: an SGR and a SAF model give SGRAF (docs/backbones.md §4.8).
 // Encodings are computed once: every caption block's words and TextSA vectors up front (the GRU is the costly
 // part of a caption, so it is not re-run for every image block), each image block's regions and VisualSA
 // vectors when the scorer reaches it. Inputs go to the models' device; the result is a host float32 matrix.

@@ -2,7 +2,7 @@
 // columns captions, the diagonal holds the given (possibly mismatched) pairs. All are written with the
 // differentiable op API, so they run on S's device and backpropagate to S; float32 or float64.
 //
-// Conventions shared with the official code (SPEC-methods §1.2, §1.6, §2.1): with temperature τ,
+// Conventions shared with the official code (docs/methods/l2rm.md §1.2, §1.6, rcl.md §2.1): with temperature τ,
 //   P^{i2t} = softmax over each row of S/τ          (image i's distribution over captions),
 //   P^{t2i} = softmax over each row of Sᵀ/τ         (caption j's distribution over images; = column softmax
 //                                                     of S, stored transposed so row j is caption j).
@@ -23,11 +23,11 @@
 
 namespace rematch::losses {
 
-// RCL `CCL(method='infoNCE')` (SPEC-methods §2.1 baseline): −(1/B) Σ_i log P^{i2t}_ii − (1/B) Σ_j log
+// RCL `CCL(method='infoNCE')` (docs/methods/rcl.md §2.1 baseline): −(1/B) Σ_i log P^{i2t}_ii − (1/B) Σ_j log
 // P^{t2i}_jj, both directions summed, softmax with ε. (L2RM's InfoNCE class is the same without ε.)
 Tensor infonce_loss(const Tensor& scores, double tau = 0.05);
 
-// Which label the reverse cross-entropy of L2RM's warm-up uses (SPEC-methods §1.2 ⚠):
+// Which label the reverse cross-entropy of L2RM's warm-up uses (docs/methods/l2rm.md §1.2 ⚠):
 //   Code  — Y = I + ε everywhere (models.py RCE): log Y_ii = log(1 + ε), log Y_ij = log ε;
 //   Paper — Y clipped to [ε, 1 − ε] (Eq. 5): log Y_ii = log(1 − ε), log Y_ij = log ε.   ε = 1e-7.
 enum class RceLabel { Code, Paper };

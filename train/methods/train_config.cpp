@@ -1,5 +1,5 @@
-// Method and preset defaults of `rematch train` (SPEC-methods §1.1, §2.2, §3.5, §4.3 tables) and the JSON form
-// of a config.
+// Method and preset defaults of `rematch train` (the tables of docs/methods/l2rm.md §1.1, rcl.md §2.2, rcsl.md §3.5,
+// uotrcl.md §4.3) and the JSON form of a config.
 #include "train/methods/train_config.h"
 
 #include <algorithm>
@@ -86,7 +86,7 @@ template <typename T> void set_if_unset(T& field, T value) {
   }
 }
 
-// SPEC-methods §1.1 (L2RM scripts), §2.2 (RCL scripts), SGRAF's scripts for the baselines.
+// docs/methods/l2rm.md §1.1 (L2RM scripts), rcl.md §2.2 (RCL scripts), SGRAF's scripts for the baselines.
 void pairs_defaults(TrainConfig& c) {
   const bool coco = c.preset == "coco", cc = c.preset == "cc152k";
   set_if_unset(c.batch_size, int64_t{128});
@@ -105,7 +105,7 @@ void pairs_defaults(TrainConfig& c) {
     set_if_unset(c.warmup_epoch, int64_t{0});
     set_if_unset(c.num_epochs, coco ? int64_t{20} : cc ? int64_t{40} : int64_t{30});
     set_if_unset(c.lr_update, coco ? int64_t{10} : cc ? int64_t{20} : int64_t{15});
-    // The RCL COCO script passes no --learning_rate, so opts.py's 5e-4 applies (SPEC-methods §2.2 ⚠).
+    // The RCL COCO script passes no --learning_rate, so opts.py's 5e-4 applies (docs/methods/rcl.md §2.2 ⚠).
     set_if_unset(c.learning_rate, coco ? 5e-4 : 2e-4);
   } else {
     // triplet: SGRAF's own training (README commands, opts.py lr 2e-4); its F30K SAF model trains 30 epochs with
@@ -118,7 +118,7 @@ void pairs_defaults(TrainConfig& c) {
   }
 }
 
-// SPEC-methods §3.1, §3.5 (RCSL train.sh and opts).
+// docs/methods/rcsl.md §3.1, §3.5 (RCSL train.sh and opts).
 void rcsl_defaults(TrainConfig& c) {
   set_if_unset(c.batch_size, int64_t{256});
   set_if_unset(c.num_epochs, int64_t{40});
@@ -143,7 +143,7 @@ void rcsl_defaults(TrainConfig& c) {
   }
 }
 
-// SPEC-methods §4.1, §4.3 (UOT-RCL paper §V-B; MRL's valid_len).
+// docs/methods/uotrcl.md §4.1, §4.3 (UOT-RCL paper §V-B; MRL's valid_len).
 void uotrcl_defaults(TrainConfig& c) {
   const std::string& p = c.preset;
   set_if_unset(c.batch_size, p == "nus" ? int64_t{500} : int64_t{100});
@@ -191,13 +191,13 @@ void resolve_defaults(TrainConfig& c) {
     rcsl_defaults(c);
   // L2RM's positives mask, one rule: `auto` masks the given pairs iff this run injects mismatches, i.e.
   // --noise_ratio > 0 or a --noise_file (which overrides generation, data/noise.h). The code's test is
-  // `noise_ratio != 0` (SPEC-methods §1.5 step 4), and there noise_ratio != 0 is exactly when a noise index is
+  // `noise_ratio != 0` (docs/methods/l2rm.md §1.5 step 4), and there noise_ratio != 0 is exactly when a noise index is
   // loaded or drawn (data.py: `if noise_ratio:`); rematch takes a file whatever the ratio, so the code's
   // meaning is "noise injected", not the number. CC152K carries real noise and injects none (the code even
   // forces noise_ratio = 0 there), so its preset runs with the mask off. config.json records on or off.
   if (c.method == "l2rm" && c.mask_positives == "auto")
     c.mask_positives = c.noise_ratio > 0 || !c.noise_file.empty() ? "on" : "off";
-  // The official protocols (issue 15 points 1-2): model selection on each code's dev subset (SPEC-backbones
+  // The official protocols (issue 15 points 1-2): model selection on each code's dev subset (docs/backbones.md
   // §6.3: L2RM's data.py keeps 1000·im_div dev captions, RCL/SGRAF/RCSL 5,000), and COCO's final test on testall,
   // reported as the mean of five 1K folds and the full 5K (L2RM main_L2RM.py, RCL evaluate_model.py and RCSL
   // train.py all end so for COCO).

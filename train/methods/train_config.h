@@ -1,4 +1,4 @@
-// Every option of `rematch train`, flat, named after the flags of the public PyTorch code (SPEC-methods; the
+// Every option of `rematch train`, flat, named after the flags of the public PyTorch code (docs/methods/; the
 // flag of each field is its name with `--`). Fields whose default depends on the method or the preset are
 // NaN / -1 / "" here and are filled by resolve_defaults(): the run's config.json records the resolved values,
 // so a run is reproducible from its config alone.
@@ -23,7 +23,7 @@ struct TrainConfig {
   std::string data_name;       // e.g. f30k_precomp; for labelled data: wiki | nus | xmedianet | a folder name
   std::string vocab_path;      // folder of <data_name>_vocab.json ("" = <data_path>/vocab, then build one)
   // sgraf | ncr: the precomp dev subset used for model selection ("" = the method's official code's: ncr for l2rm,
-  // sgraf for the others; SPEC-backbones §6.3).
+  // sgraf for the others; docs/backbones.md §6.3).
   std::string val_subset;
   int64_t valid_len = -1;      // labelled data without a valid split: first valid_len test rows (-1: preset)
   bool coco_folds = false;     // also report COCO 5-fold 1K on testall (test split "testall")
@@ -62,7 +62,7 @@ struct TrainConfig {
   std::string loss = "log";         // rcl φ: log | tan | abs | exp | gce
   double neg_ratio = -1;            // rcl: share of negatives used, (0,1); otherwise all B−1
 
-  // ---- L2RM (SPEC-methods §1) -------------------------------------------------------------------------------
+  // ---- L2RM (docs/methods/l2rm.md) --------------------------------------------------------------------------
   double reg = std::numeric_limits<double>::quiet_NaN();  // Sinkhorn ε (λ): 0.01 f30k, 0.07 coco/cc152k
   double rho = 0.1;                 // partial transport mass
   double cost_lr = 2e-6;            // cost-net Adam lr
@@ -78,7 +78,7 @@ struct TrainConfig {
   std::string rematch_ot;           // partial (masked partial OT, mass ρ) | full (balanced OT, mass 1)
   std::string cost_function;        // learned (f_c, updated each step) | cosine (C = 1 − S, no f_c update)
 
-  // ---- RCSL (SPEC-methods §3) -------------------------------------------------------------------------------
+  // ---- RCSL (docs/methods/rcsl.md) --------------------------------------------------------------------------
   int64_t paired_length = -1;       // images that keep their captions (required for rcsl)
   int64_t mine_epoch = -1;          // first mining epoch (25)
   std::vector<int64_t> lr_milestones;   // ×0.1 at these epochs (15, 30, 45)
@@ -94,7 +94,7 @@ struct TrainConfig {
   bool no_rcm_v = false;            // #5 w/o L_rcm^v = L_m(B_v), the pairs (I'_i, T_i) with mined images
   bool no_rcm = false;              // #6 w/o L_rcm, Table 4's "RCSL w/o RCM": no mining loss, no memory bank
 
-  // ---- UOT-RCL (SPEC-methods §4) ----------------------------------------------------------------------------
+  // ---- UOT-RCL (docs/methods/uotrcl.md) ---------------------------------------------------------------------
   int64_t hidden_dim = 4096;
   int64_t output_dim = 512;
   int64_t confident_per_class = 5;
@@ -128,8 +128,9 @@ struct TrainConfig {
   int64_t eval_batch = 100;         // evaluation block size (images × captions)
 };
 
-// Fills method- and preset-dependent defaults (SPEC-methods tables) and checks the combination: an unknown
-// method or preset, rcsl without paired_length, a value out of range — an Error naming the flag.
+// Fills method- and preset-dependent defaults (the schedules of docs/methods/, sources in docs/presets.md) and
+// checks the combination: an unknown method or preset, rcsl without paired_length, a value out of range — an Error
+// naming the flag.
 void resolve_defaults(TrainConfig& config);
 
 // The config as pretty JSON (config.json) and back (resume reads it).

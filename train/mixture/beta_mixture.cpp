@@ -84,7 +84,7 @@ struct FitOutcome {
   double log_likelihood = 0;
 };
 
-// One GeneralMixtureModel.fit call (SPEC-methods §1.3 item 4).
+// One GeneralMixtureModel.fit call (docs/methods/l2rm.md §1.3 item 4).
 FitOutcome fit_call(Model& model, const std::vector<double>& x, int max_iterations, double stop_threshold) {
   double improvement = kInf, last = 0;
   int iteration = 0;

@@ -1,6 +1,6 @@
 // L2RM's per-epoch clean/mismatched split: a two-component Beta mixture over the normalised per-sample losses,
 // fitted exactly as the official code does with pomegranate's GeneralMixtureModel of TrueBetaDistribution
-// (SPEC-methods §1.3; main_L2RM.py `BMM_pred`, pomegranate gmm.pyx, kmeans.pyx, TrueBetaDistribution.pyx):
+// (docs/methods/l2rm.md §1.3; main_L2RM.py `BMM_pred`, pomegranate gmm.pyx, kmeans.pyx, TrueBetaDistribution.pyx):
 //
 //  1. x_i = (ℓ_i − min ℓ) / (max ℓ − min ℓ), then x ≥ 1 → 1 − 1e-3 and x ≤ 0 → 1e-3 (the code's literal
 //     `10e-4` is 1e-3). Computed in float64 (the reference normalises its float32 losses in float32).

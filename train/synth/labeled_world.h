@@ -1,4 +1,4 @@
-// A synthetic labelled cross-modal benchmark (the setting of UOT-RCL / MRL, SPEC-methods §4): K classes, an
+// A synthetic labelled cross-modal benchmark (the setting of UOT-RCL / MRL, docs/methods/uotrcl.md): K classes, an
 // image feature and a text feature per sample, of different dimensions, with the class the only thing they
 // share. Each sample draws a latent z = μ_y + s·ε in R^h around its class mean; the image feature is
 // W₂ tanh(W₁ z + b₁) + σ ε and the text feature V₂ relu(V₁ z + c₁) + σ ε — two different random non-linear

@@ -31,7 +31,7 @@ struct SceneObject {
 std::string make_caption(const std::vector<SceneObject>& objects, RandomStream& rs);
 
 // Every word the grammar can emit for `objects`/`attributes` concepts, in vocabulary order: the specials
-// <pad>, <start>, <end>, <unk> (ids 0..3, SPEC-backbones §3.1), ".", function and spatial words, then the
+// <pad>, <start>, <end>, <unk> (ids 0..3, docs/backbones.md §3.1), ".", function and spatial words, then the
 // attribute and object words.
 std::vector<std::string> pairs_vocabulary(int64_t objects, int64_t attributes);
 

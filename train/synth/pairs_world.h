@@ -1,5 +1,5 @@
 // A synthetic image–caption benchmark with planted cross-modal structure, written in the SCAN "precomp"
-// layout the real loaders read (SPEC-backbones §3.1, §6.1), so every part of the training suite runs without
+// layout the real loaders read (docs/backbones.md §3.1, §6.1), so every part of the training suite runs without
 // a download.
 //
 // The world: object concepts (nouns), attribute concepts (adjectives) and a few unnamed background concepts,

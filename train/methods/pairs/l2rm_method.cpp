@@ -16,11 +16,11 @@ namespace rematch::train {
 namespace {
 
 // The noisy loader's batches of pass `cycle` through the noisy set in epoch `epoch` (it cycles when the clean
-// loader has more batches, SPEC-methods §1.1): a plan index of its own per (epoch, cycle).
+// loader has more batches, docs/methods/l2rm.md §1.1): a plan index of its own per (epoch, cycle).
 int64_t noisy_plan_index(int64_t epoch, int64_t cycle) { return epoch * 4096 + cycle; }
 
 // resolve_defaults turns --mask_positives auto into on or off by one rule (on iff noise is injected,
-// train_config.cpp, SPEC-methods §1.5 step 4); the method only reads the result.
+// train_config.cpp, docs/methods/l2rm.md §1.5 step 4); the method only reads the result.
 bool positives_masked(const TrainConfig& c) {
   REMATCH_CHECK(c.mask_positives == "on" || c.mask_positives == "off", "l2rm: --mask_positives is '",
                 c.mask_positives, "', expected on or off (resolve_defaults resolves auto)");

@@ -1,4 +1,4 @@
-// L2RM, Learning to Rematch Mismatched Pairs (CVPR'24), as the official code runs it (SPEC-methods §1):
+// L2RM, Learning to Rematch Mismatched Pairs (CVPR'24), as the official code runs it (docs/methods/l2rm.md):
 //   warm-up epochs   0.5·(InfoNCE + RCE) on all pairs (§1.2)
 //   each main epoch  the per-sample loss of every training pair (eval mode, shuffled batches, §1.3), a
 //                    two-component Beta mixture over it, clean (D_m) iff the low-loss component's posterior
@@ -13,7 +13,7 @@
 //                    L = L_trip + L_re, one clipped Adam step of the retrieval net.
 // The switches of the ⚠ notes (--split_loss, --rce_label, --mask_positives, --rematch_loss, --dummy_costs)
 // default to the code's behaviour; --dummy_costs shifted gives the plan of ξ = 100·max C exactly but never
-// subtracts numbers of size ξ/ε (SPEC decision 5). Table 3's ablations: --rematch_ot full, --mask_positives off,
+// subtracts numbers of size ξ/ε (docs/ot.md §1.3). Table 3's ablations: --rematch_ot full, --mask_positives off,
 // --cost_function cosine, --rematch_loss kl | soft_infonce (train/methods/ablations.h).
 #pragma once
 

@@ -1,7 +1,7 @@
-// The image–caption data of a pairs run (triplet, infonce, rcl, l2rm; SPEC-methods §0.1–§0.2): the vocabulary,
-// the train/dev/test precomp splits and the training correspondence (which image row each training caption is
-// paired with — mismatched for the noisy-correspondence benchmarks). Everything is read and checked before any
-// training starts, so a missing file or a bad flag fails at once.
+// The image–caption data of a pairs run (triplet, infonce, rcl, l2rm; docs/methods/shared.md §0.1–§0.2): the
+// vocabulary, the train/dev/test precomp splits and the training correspondence (which image row each training
+// caption is paired with — mismatched for the noisy-correspondence benchmarks). Everything is read and checked
+// before any training starts, so a missing file or a bad flag fails at once.
 #pragma once
 
 #include <memory>

@@ -1,13 +1,13 @@
 // The methods that train an SGR or SAF similarity model on image–caption pairs with one loss on each batch's
 // B×B score matrix S (rows images, columns captions, the diagonal the given — possibly mismatched — pairs):
-//   triplet  VSE++ hardest-negative triplet, summed (SPEC-backbones §8.1; --triplet_negatives mean: the sum
+//   triplet  VSE++ hardest-negative triplet, summed (docs/methods/triplet.md §5.1; --triplet_negatives mean: the sum
 //            over all negatives instead of the hardest)
-//   infonce  −log p_ii of the row and column softmax of S/τ (RCL's infoNCE baseline, SPEC-methods §2.1)
-//   rcl      the complementary contrastive loss Σ_{j∈N_i} φ(p_ij) (RCL, SPEC-methods §2.1)
+//   infonce  −log p_ii of the row and column softmax of S/τ (RCL's infoNCE baseline, docs/methods/infonce.md §6.1)
+//   rcl      the complementary contrastive loss Σ_{j∈N_i} φ(p_ij) (RCL, docs/methods/rcl.md §2.1)
 // L2RM (l2rm_method.h) builds on this class: same model, data, optimizer, validation and state.
 //
-// Shared by all of them (SPEC-methods §2.2, §1.1): Adam at --learning_rate, ×0.1 every --lr_update epochs
-// counted from the first epoch after warm-up (warm-up runs at the base rate), global gradient-norm clip
+// Shared by all of them (docs/methods/rcl.md §2.2, l2rm.md §1.1): Adam at --learning_rate, ×0.1 every --lr_update
+// epochs counted from the first epoch after warm-up (warm-up runs at the base rate), global gradient-norm clip
 // --grad_clip, shuffled batches (the last, partial one kept unless it has a single pair), validation rSum on
 // dev with the model in eval mode, test on --test_split (and COCO's 5-fold 1K with --coco_folds).
 #pragma once
@@ -51,7 +51,7 @@ class PairsMethod : public Method {
   const PairsData& data() const { return data_; }
 
  protected:
-  // The lr of `epoch` (SPEC-methods §1.1: lr·0.1^⌊(epoch − warm-up)/lr_update⌋, constant in warm-up).
+  // The lr of `epoch` (docs/methods/l2rm.md §1.1: lr·0.1^⌊(epoch − warm-up)/lr_update⌋, constant in warm-up).
   double lr_at(double base, int64_t epoch) const;
   // The tensors of a batch of caption indices, regions and ids on the model's device.
   data::Batch batch(const std::vector<int64_t>& captions) const;

@@ -1,10 +1,10 @@
-// RCSL's global nearest-neighbour memory bank (SPEC-methods §3.4; train.py: UpdateMemoryBank): the pseudo pairs
+// RCSL's global nearest-neighbour memory bank (docs/methods/rcsl.md §3.4; train.py: UpdateMemoryBank): the pseudo pairs
 // of the mining stage. From the eval-mode embeddings of every training image row and every training caption:
 //   unpaired image row k:  T'_k = argmax over ALL training captions c of f(I_k)ᵀ g(T_c)   (hard_i2t)
 //   paired image row k:    its own caption, score 1
 //   unpaired caption c:    I'_c = argmax over ALL training image rows k of g(T_c)ᵀ f(I_k)  (hard_t2i)
 //   paired caption c:      its own image row, score 1
-// The search covers paired items too, as the code does (⚠ the paper restricts it to the unpaired sets, §8
+// The search covers paired items too, as the code does (⚠ the paper restricts it to the unpaired sets, §3.7
 // item 9). Similarities are computed in blocks of `block` rows, so at most block × N entries are alive; the
 // block size changes nothing else. Ties go to the lowest index.
 //
@@ -14,8 +14,9 @@
 // caption. For the semi-paired split (data/semi_paired.h) this is exactly the code's rule: image k paired iff a
 // fixed point, own caption k·im_div, own image of caption c the row c / im_div.
 //
-// The bank lives in memory and in the training state (SPEC decision 2: no file cache that a later run could
-// silently reuse); `--bank_refresh once` builds it at the first mining epoch, `epoch` at every mining epoch.
+// The bank lives in memory and in the training state (docs/methods/shared.md §0.4 rule 2: no file cache that a
+// later run could silently reuse); `--bank_refresh once` builds it at the first mining epoch, `epoch` at every
+// mining epoch.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The losses of RCSL (SPEC-methods §3.3–3.4; QinYang79/RCSL model.py: ContrastiveLoss, SVSE.train_emb's
+// The losses of RCSL (docs/methods/rcsl.md §3.3–3.4; QinYang79/RCSL model.py: ContrastiveLoss, SVSE.train_emb's
 // lalign/lunif, SVSE.robust_mining_loss), written from the differentiable op API, so they run on any device,
 // in float32 or float64, and backpropagate to the embeddings. Rows of a similarity matrix are images, columns
 // captions. A batch is ordered with its K_p paired samples first (§3.3), so "paired" means rows/cols [0, K_p).
@@ -26,7 +26,8 @@ Tensor alignment_loss(const Tensor& images, const Tensor& captions, int64_t num_
 // Uniformity U(X) = log mean_{i<j} exp(−t ‖x_i − x_j‖²) over every row of x [B, E] (paper Eq. (3); lunif,
 // t = 2), evaluated as logsumexp over the off-diagonal pairs − log(B(B−1)) with squared distances from the
 // Gram matrix, so a large distance underflows to a finite value instead of log 0. Fewer than two rows have
-// no pair: the official mean over an empty pdist is NaN; we return 0 (SPEC decision 2: guard, don't copy).
+// no pair: the official mean over an empty pdist is NaN; we return 0 (docs/methods/shared.md §0.4 rule 2: guard,
+// don't copy).
 Tensor uniformity_loss(const Tensor& x, double t = 2);
 
 // L_reg = A + (U(images) + U(captions)) / 2 (paper Eq. (6); U over all B rows, A over the paired ones).

@@ -1,5 +1,5 @@
 // RCSL, Robust Cross-modal Semi-paired Learning (AAAI'26), as the official code QinYang79/RCSL runs it
-// (SPEC-methods §3), and RCSL-NC, its noisy-correspondence variant (§3.6, SPEC decision 4).
+// (docs/methods/rcsl.md), and RCSL-NC, its noisy-correspondence variant (§3.6, docs/methods/shared.md §0.4 rule 4).
 //
 // rcsl: the VSE model of models/vse_model.h on a semi-paired training set (§3.1, data/semi_paired.h:
 // --paired_length images keep their captions, the rest are shuffled among themselves; split seed --noise_seed,
@@ -22,7 +22,8 @@
 // Validation: rSum on dev from the cosine similarities of the eval-mode embeddings; test likewise on
 // --test_split (COCO 5-fold 1K with --coco_folds). --word_vectors FILE initialises the word embeddings from a
 // GloVe text file as the official code does with GloVe (word_vectors.h: the file's vectors, N(0, 1) elsewhere);
-// without it they stay U(−0.1, 0.1), the code's non-GloVe init, and the log says so (SPEC decision 7).
+// without it they stay U(−0.1, 0.1), the code's non-GloVe init, and the log says so
+// (docs/methods/shared.md §0.4 rule 7).
 //
 // rcsl-nc — our reading of the paper's one paragraph (the details are in an unavailable supplementary): the
 // training pairs carry injected mismatches (--noise_ratio/--noise_file; --noise_mode caption by default, NCR's
@@ -30,7 +31,7 @@
 // known to be paired. The first --warmup_epoch epochs (counted inside --num_epochs, so RCSL's schedule,
 // --mine_epoch and --lr_milestones keep their meaning) train SDL with every pair treated as paired. From then
 // on, at the start of every epoch, the model in eval mode gives each training pair L2RM's per-sample split
-// loss (SPEC-methods §1.3, --split_loss, over shuffled batches of --batch_size), a two-component Beta mixture
+// loss (docs/methods/l2rm.md §1.3, --split_loss, over shuffled batches of --batch_size), a two-component Beta mixture
 // (mixture/beta_mixture.h) splits them, and clean ⇒ paired, noisy ⇒ unpaired; RCSL then runs unchanged on
 // those labels (the memory bank uses the labels of the epoch it is built in).
 //
@@ -71,7 +72,8 @@ class RcslMethod : public Method {
   void load_state(const TrainingState& state) override;
   std::vector<Generator*> generators() override { return {&model_gen_, &augment_gen_}; }
   double learning_rate() const override { return optimizer_->lr(); }
-  // RCSL's final test loads model_mining_best (SPEC-methods §3.5): the best dev rSum among the mining epochs only.
+  // RCSL's final test loads model_mining_best (docs/methods/rcsl.md §3.5): the best dev rSum among the mining
+  // epochs only.
   // Kept per stage here, so the code's crash when no mining epoch beats the learning stage cannot happen; a run
   // without a mining stage (--paired_only_triplet, --mine_epoch >= --num_epochs) picks among all its epochs.
   bool best_candidate(int64_t epoch) const override;

@@ -1,5 +1,5 @@
 // The settings of the rcsl and rcsl-nc methods (rcsl_method.h), read and checked from a resolved TrainConfig
-// (SPEC-methods §3.5 for their meaning and defaults), plus switches that are no flags.
+// (docs/methods/rcsl.md §3.5 for their meaning and defaults), plus switches that are no flags.
 #pragma once
 
 #include <cstdint>

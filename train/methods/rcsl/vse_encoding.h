@@ -1,5 +1,5 @@
 // Whole-split encodings of a precomp data set under RCSL's VSE model (models/vse_model.h), in eval mode and
-// without a graph: what validation, the test, RCSL's memory bank (SPEC-methods §3.4) and RCSL-NC's per-sample
+// without a graph: what validation, the test, RCSL's memory bank (docs/methods/rcsl.md §3.4) and RCSL-NC's per-sample
 // losses need. In eval mode an item's embedding does not depend on its batch (BatchNorm uses its running
 // statistics, no dropout), so items are encoded once, in blocks of `block` rows to bound memory. The model's
 // train/eval mode is restored afterwards.

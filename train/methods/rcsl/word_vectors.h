@@ -1,11 +1,11 @@
-// Word-embedding initialisation from a GloVe text file (`--word_vectors FILE`; SPEC decision 7, §3.2). RCSL's
-// train.sh initialises its text encoder with GloVe 840B-300d through torchtext, which cannot be downloaded here,
-// so the file is the user's. Format: one word per line followed by its `dim` numbers, space separated (a word
-// may itself hold spaces, as a few 840B entries do: the last `dim` fields are the vector). Each vocabulary word
-// found gets its vector; a word the file repeats gets its last vector, as torchtext's `stoi` (built by one
-// dict comprehension over the file's words) keeps the last index. The lookup repeats the official "word-hit"
-// trick (encoders.py EncoderText_gru.init_weights): a word missing from the file is retried with '-', '.' and
-// '\'' removed and, if it holds a '/', only its part before the first '/'.
+// Word-embedding initialisation from a GloVe text file (`--word_vectors FILE`; docs/methods/shared.md §0.4 rule 7,
+// rcsl.md §3.2). RCSL's train.sh initialises its text encoder with GloVe 840B-300d through torchtext, which cannot
+// be downloaded here, so the file is the user's. Format: one word per line followed by its `dim` numbers, space
+// separated (a word may itself hold spaces, as a few 840B entries do: the last `dim` fields are the vector). Each
+// vocabulary word found gets its vector; a word the file repeats gets its last vector, as torchtext's `stoi`
+// (built by one dict comprehension over the file's words) keeps the last index. The lookup repeats the official
+// "word-hit" trick (encoders.py EncoderText_gru.init_weights): a word missing from the file is retried with '-',
+// '.' and '\'' removed and, if it holds a '/', only its part before the first '/'.
 //
 // The rows the file lacks, as the official code leaves them (EncoderText_gru.init_weights): with GloVe it never
 // touches them, so they keep nn.Embedding's default N(0, 1) — <pad>, <start>, <end>, <unk> included; only

@@ -1,4 +1,4 @@
-// UOT-RCL's per-epoch label correction (SPEC-methods §4.3 step 2; UOT-RCL §IV-A, §IV-B), computed without
+// UOT-RCL's per-epoch label correction (docs/methods/uotrcl.md §4.3.2; UOT-RCL §IV-A, §IV-B), computed without
 // gradients on the whole training set:
 //   a. JSD d_i between the two modalities' class predictions (Eq. 4, uotrcl_losses.h: jsd);
 //   b. the confident set G: per predicted class ŷ_i = argmax_k (p_iᵛ + p_iᵗ)/2, the `per_class` samples of
@@ -31,8 +31,8 @@ std::vector<int64_t> confident_set(const Tensor& p_v, const Tensor& p_t, int64_t
 std::vector<int64_t> random_confident_set(int64_t n, int64_t size, Generator& gen);
 
 // The k nearest rows of z [N, L] to each row by cosine similarity, excluding the row itself (a sample is not
-// its own neighbour, SPEC-methods §4.3c). Searched in blocks of rows so that a block's similarities hold at
-// most `block_entries` values (NUS-WIDE: 42,941² would not fit). Requires 1 ≤ k ≤ N − 1.
+// its own neighbour, docs/methods/uotrcl.md §4.3.2 c). Searched in blocks of rows so that a block's similarities
+// hold at most `block_entries` values (NUS-WIDE: 42,941² would not fit). Requires 1 ≤ k ≤ N − 1.
 struct Neighbours {
   Tensor index;       // int64 [N, k], most similar first
   Tensor similarity;  // [N, k] cos(z_i, z_index), z's dtype
@@ -40,8 +40,9 @@ struct Neighbours {
 Neighbours nearest_neighbours(const Tensor& z, int64_t k, int64_t block_entries = int64_t{1} << 24);
 
 // Eq. (7) for both modalities: ◇_i = argmax_{g∈G} cos(z_iᵛ, z_gᵛ), c_iᵛ = cos(z_iᵛ, z_◇ᵛ) / cos(z_iᵗ, z_◇ᵗ),
-// and c_iᵗ with the roles swapped. The denominators are clamped to ≥ kMinDenominator (SPEC-methods §4.3c ⚠:
-// a cosine can be 0 or negative, and the ratio then reaches ~1e6). z_v, z_t [N, L].
+// and c_iᵗ with the roles swapped. The denominators are clamped to ≥ kMinDenominator
+// (docs/methods/uotrcl.md §4.3.2 c ⚠: a cosine can be 0 or negative, and the ratio then reaches ~1e6).
+// z_v, z_t [N, L].
 constexpr double kMinDenominator = 1e-6;
 struct ConsistencyRatios {
   Tensor c_v, c_t;      // [N]
@@ -53,7 +54,7 @@ ConsistencyRatios consistency_ratios(const Tensor& z_v, const Tensor& z_t, const
 Tensor neighbour_votes(const Neighbours& neighbours, const Tensor& targets);
 
 // Eq. (8): C_S = −log(max(c_v ⊙ votes_v + c_t ⊙ votes_t, kMinBracket)) [N, K] — the bracket can be ≤ 0
-// (negative cosines or ratios), so it is clamped before the log (SPEC-methods §4.3c ⚠).
+// (negative cosines or ratios), so it is clamped before the log (docs/methods/uotrcl.md §4.3.2 c ⚠).
 constexpr double kMinBracket = 1e-8;
 Tensor consistent_cost(const Tensor& c_v, const Tensor& votes_v, const Tensor& c_t, const Tensor& votes_t);
 
@@ -103,7 +104,7 @@ LabelCorrection correct_labels(const Tensor& cost, double s, const LabelCorrecti
 Tensor update_targets(const Tensor& targets, const Tensor& z_v, const Tensor& z_t, const Tensor& prototypes,
                       double gamma);
 
-// The transported mass of epoch `epoch` (counted from 0, warm-up included, SPEC-methods §4.3 f):
+// The transported mass of epoch `epoch` (counted from 0, warm-up included, docs/methods/uotrcl.md §4.3.2 f):
 // s = s_start + (s_end − s_start)·(epoch − warmup)/(num_epochs − warmup − 1), so the first main epoch gets
 // s_start and the last s_end; a single main epoch gets s_start. Requires warmup ≤ epoch < num_epochs.
 double transported_mass(int64_t epoch, int64_t warmup, int64_t num_epochs, double s_start, double s_end);

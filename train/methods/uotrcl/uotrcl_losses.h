@@ -1,4 +1,4 @@
-// The loss terms and relation-OT pieces of UOT-RCL (SPEC-methods §4.3; the paper has no public code). Every
+// The loss terms and relation-OT pieces of UOT-RCL (docs/methods/uotrcl.md §4.3; the paper has no public code). Every
 // function is written from the differentiable op API, so it runs on the inputs' device and backpropagates to
 // every floating input; the training step backpropagates through the class logits (Eqs. 2, 15) and the batch
 // embeddings (Eq. 18) only — the relation vectors, their JSD cost and the plan M are fixed targets there
@@ -14,7 +14,7 @@
 namespace rematch::train::uotrcl {
 
 // One-hot rows [N, K] of `dtype` on `device` for labels in 0..K. The label K — MRL's inclusive
-// randint(0, K) draw (`--noise_mode mrl`, SPEC-methods §4.1) — has no class and gives an all-zero row: that
+// randint(0, K) draw (`--noise_mode mrl`, docs/methods/uotrcl.md §4.1) — has no class and gives an all-zero row: that
 // sample carries no supervision. A label outside 0..K is an Error naming it.
 Tensor one_hot_labels(const std::vector<int64_t>& labels, int64_t num_classes, DType dtype = DType::Float32,
                       Device device = Device::cpu());
@@ -36,7 +36,7 @@ Tensor xlogx(const Tensor& x);
 // against each other; the result has their broadcast shape without the last dim.
 Tensor jsd(const Tensor& p, const Tensor& q);
 
-// UOT-RCL Eq. (16) with dist = 1 − cos (SPEC-methods §4.3 step 3 ⚠: the paper's d is a cosine *similarity*, so
+// UOT-RCL Eq. (16) with dist = 1 − cos (docs/methods/uotrcl.md §4.3.3 ⚠: the paper's d is a cosine *similarity*, so
 // exp(−d/τ₂) would favour dissimilar confident samples): R_i = softmax_g(cos(z_i, z_g)/τ₂) over the confident
 // set, z [B, L] and z_confident [G, L] -> [B, G].
 Tensor relation_vectors(const Tensor& z, const Tensor& z_confident, double tau2);
@@ -44,10 +44,10 @@ Tensor relation_vectors(const Tensor& z, const Tensor& z_confident, double tau2)
 // C^R_ij = JSD(R_iᵛ, R_jᵗ) (UOT-RCL Eq. (17)): R_v [B, G], R_t [B', G] -> [B, B'].
 Tensor relation_cost(const Tensor& R_v, const Tensor& R_t);
 
-// The relation OT of UOT-RCL Eq. (17): uniform marginals 1/B, entropic, log domain (SPEC-methods decision 5:
+// The relation OT of UOT-RCL Eq. (17): uniform marginals 1/B, entropic, log domain (docs/ot.md §1.3:
 // float64 on the CPU, the cost's float32 on CUDA).
 // `normalize_cost` divides C^R by its mean first, so ε is in units of the typical cost (the JSD of nearly
-// flat relation vectors is ~1e-3 at τ₂ = 1, SPEC-methods §4.3) — docs/uotrcl-choices.md has the study.
+// flat relation vectors is ~1e-3 at τ₂ = 1, docs/methods/uotrcl.md §4.3) — docs/uotrcl-choices.md has the study.
 struct RelationOtOptions {
   double epsilon = 0.02;
   int64_t max_iter = 100;

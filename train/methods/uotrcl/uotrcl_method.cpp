@@ -137,7 +137,7 @@ void UotrclMethod::correct_labels(int64_t epoch) {
   const Tensor p_v = model_->class_probs(e.z_v, options_.tau1), p_t = model_->class_probs(e.z_t, options_.tau1);
   const double s = uotrcl::transported_mass(epoch, options_.warmup_epochs, options_.num_epochs, options_.s_start,
                                             options_.s_end);
-  // Steps a–d of SPEC-methods §4.3 with the targets as they stand, then the Eq. (9) update for next epoch.
+  // Steps a–d of docs/methods/uotrcl.md §4.3 with the targets as they stand, then the Eq. (9) update for next epoch.
   // 𝒢 by JSD (Eq. 5), or with --confident_set random as many pairs drawn uniformly (the ablation), from a
   // stream of their own per epoch so that nothing else the run draws moves.
   std::vector<int64_t> G = uotrcl::confident_set(p_v, p_t, options_.confident_per_class);

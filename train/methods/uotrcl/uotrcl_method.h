@@ -1,7 +1,7 @@
-// UOT-RCL (SPEC-methods §4; "A Unified Optimal Transport Framework for Cross-Modal Retrieval with Noisy
+// UOT-RCL (docs/methods/uotrcl.md; "A Unified Optimal Transport Framework for Cross-Modal Retrieval with Noisy
 // Labels"), supervised cross-modal retrieval under label noise, as a train::Method on the MLP+prototype model
-// (models/mlp_prototype.h). The paper has no public code; the loop is SPEC-methods §4.3 and every open choice,
-// with the study that fixed the unpublished numbers, is in docs/uotrcl-choices.md.
+// (models/mlp_prototype.h). The paper has no public code; the loop is docs/methods/uotrcl.md §4.3 and every open
+// choice, with the study that fixed the unpublished numbers, is in docs/uotrcl-choices.md.
 //
 //   epochs [0, warmup):      L_CE with the noisy labels (Eq. 2)
 //   each later epoch, first: a no-grad pass over the training set; JSD, confident set G, cross-modal consistent
@@ -11,7 +11,7 @@
 //                            against the current embeddings of G
 // Adam (lr 1e-4, PyTorch's betas), constant learning rate unless --lr_update; prototypes renormalised after
 // every update.
-// Model selection: the mean of the two mAPs on the validation split (MRL's protocol, SPEC-methods §4.4).
+// Model selection: the mean of the two mAPs on the validation split (MRL's protocol, docs/methods/uotrcl.md §4.4).
 #pragma once
 
 #include <cstdint>

@@ -21,7 +21,7 @@ TargetUpdate parse_target_update(const std::string& name);  // "epoch" | "batch"
 const char* target_update_name(TargetUpdate update);
 
 struct UotrclOptions {
-  // data and label noise (SPEC-methods §4.1)
+  // data and label noise (docs/methods/uotrcl.md §4.1)
   std::string data_path;        // an HDF5 file or a folder in the .npy layout (data::load_labeled)
   int64_t valid_len = -1;
   double noise_ratio = 0;
@@ -36,16 +36,16 @@ struct UotrclOptions {
   DType dtype = DType::Float32;
   // optimisation (UOT-RCL §V-B)
   int64_t batch_size = 100;
-  int64_t num_epochs = 100;     // warm-up epochs included (SPEC-methods §4.3)
+  int64_t num_epochs = 100;     // warm-up epochs included (docs/methods/uotrcl.md §4.3)
   int64_t warmup_epochs = 2;
   double learning_rate = 1e-4;
   int64_t lr_update = 0;        // ×0.1 every lr_update epochs; 0 = constant (UOT-RCL states no schedule)
   double grad_clip = 0;         // global-norm clip, 0 = off (neither UOT-RCL nor MRL clips)
   int64_t eval_batch = 1000;    // rows per block of the no-grad passes (whole training set, evaluation)
-  // model (SPEC-methods §4.2)
+  // model (docs/methods/uotrcl.md §4.2)
   int64_t hidden_dim = 4096;
   int64_t output_dim = 512;
-  // method (SPEC-methods §4.3)
+  // method (docs/methods/uotrcl.md §4.3)
   int64_t confident_per_class = 5;
   int64_t knn = 10;             // 𝒦; -1: 5 % of the training set
   double gamma = 0.99;
