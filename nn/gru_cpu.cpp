@@ -12,6 +12,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "tensor/cpu/blas_threads.h"
 #include "tensor/cpu/fast_exp.h"
 
 namespace rematch::nn::gru_cpu {
@@ -29,12 +30,14 @@ int blas_int(int64_t v) {
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
           int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
+  cpu::single_threaded_blas();  // before any BLAS call of the process (tensor/cpu/blas_threads.h)
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blas_int(m),
               blas_int(n), blas_int(k), 1.0f, a, blas_int(lda), b, blas_int(ldb), beta, c, blas_int(ldc));
 }
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
           int64_t ldb, double beta, double* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
+  cpu::single_threaded_blas();
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blas_int(m),
               blas_int(n), blas_int(k), 1.0, a, blas_int(lda), b, blas_int(ldb), beta, c, blas_int(ldc));
 }

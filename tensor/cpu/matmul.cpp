@@ -8,6 +8,7 @@
 // busy process those spinning threads took the cores from the work: a demo-sized triplet run took 29 s
 // instead of 7 s (bench/RESULTS.md, "Under load").
 #include "tensor/cpu/matmul_kernels.h"
+#include "tensor/cpu/blas_threads.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -71,11 +72,6 @@ int blas_int(int64_t v, const char* what) {
 // Products of fewer multiply-adds than this (about 128³, some 0.1 ms on one core) run on one thread: below it
 // the hand-off to a second thread costs about what it saves.
 constexpr int64_t kParallelGemmWork = int64_t{1} << 21;
-
-void single_threaded_blas() {
-  static const bool once = (openblas_set_num_threads(1), true);
-  (void)once;
-}
 
 // One BLAS call; sizes were checked by check_blas_sizes.
 template <typename T>
@@ -143,6 +139,11 @@ template <typename T> void matmul_typed(const Tensor& out, const Tensor& a, cons
 }
 
 }  // namespace
+
+void single_threaded_blas() {
+  static const bool once = (openblas_set_num_threads(1), true);
+  (void)once;
+}
 
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
   // BLAS with k = 0 is not required to touch C; an empty inner product is 0.
