@@ -6,7 +6,8 @@
 //   add_broadcast_8192x8192         [8192, 8192] + [8192]: a row vector broadcast over the rows
 //   softmax_4096x4096, softmax_262144x128   row softmax, long and short rows (compared with PyTorch)
 //   matmul_1024, matmul_4096, bmm_64x256x256   kernels::matmul, against the same products through cuBLAS
-//   cublas_1024, cublas_4096, cublas_bmm_64x256x256   called directly on the same stream (the overhead floor)
+//   cublas_1024, cublas_4096, cublas_bmm_64x256x256   cuBLAS's gemm called directly on the same stream (the
+//                                   overhead floor; through cuda::cublas(), the table kernels::matmul uses)
 // Each case reports the bytes one call must move (inputs read once, output written once) as the "bytes"
 // counter; bench/run_cuda.sh turns them into bandwidth and ratios. Exits 0 with a message when there is no
 // CUDA device (or the build has no CUDA).
@@ -43,8 +44,8 @@ void set_bytes(benchmark::State& state, double bytes) { state.counters["bytes"] 
 cublasHandle_t raw_cublas() {
   static cublasHandle_t handle = [] {
     cublasHandle_t h = nullptr;
-    REMATCH_CUBLAS_CHECK(cublasCreate(&h));
-    REMATCH_CUBLAS_CHECK(cublasSetStream(h, cuda::stream(kDevice)));
+    REMATCH_CUBLAS_CHECK(cuda::cublas().create(&h));
+    REMATCH_CUBLAS_CHECK(cuda::cublas().set_stream(h, cuda::stream(kDevice)));
     return h;
   }();
   return handle;
@@ -116,10 +117,12 @@ void BM_cublas(benchmark::State& state, int64_t batch, int64_t n) {
   bench::EventTimer timer(kDevice);
   timer.run(state, 10, [&] {
     if (batch == 0)
-      REMATCH_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, pb, N, pa, N, &zero, pc, N));
+      REMATCH_CUBLAS_CHECK(
+          cuda::cublas().sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, pb, N, pa, N, &zero, pc, N));
     else
-      REMATCH_CUBLAS_CHECK(cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, pb, N, n * n, pa, N,
-                                                   n * n, &zero, pc, N, n * n, static_cast<int>(batch)));
+      REMATCH_CUBLAS_CHECK(cuda::cublas().sgemm_strided_batched(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, pb, N,
+                                                                n * n, pa, N, n * n, &zero, pc, N, n * n,
+                                                                static_cast<int>(batch)));
   });
   const double matrices = batch == 0 ? 1 : batch;
   state.counters["flop"] = 2.0 * matrices * n * n * n;

@@ -34,8 +34,8 @@ cublasHandle_t cublas_handle(int device) {
   Slot& slot = slots[static_cast<size_t>(device)];
   std::call_once(slot.once, [&] {
     REMATCH_CUDA_CHECK(cudaSetDevice(device));
-    REMATCH_CUBLAS_CHECK(cublasCreate(&slot.handle));
-    REMATCH_CUBLAS_CHECK(cublasSetStream(slot.handle, stream));
+    REMATCH_CUBLAS_CHECK(cuda::cublas().create(&slot.handle));
+    REMATCH_CUBLAS_CHECK(cuda::cublas().set_stream(slot.handle, stream));
   });
   return slot.handle;
 }
@@ -46,7 +46,8 @@ cublasHandle_t cublas_handle(int device) {
 cublasHandle_t cublas_for(int device, DType dtype) {
   cublasHandle_t handle = cublas_handle(device);
   const bool tf32 = dtype == DType::Float32 && cuda::allow_tf32();
-  REMATCH_CUBLAS_CHECK(cublasSetMathMode(handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  REMATCH_CUBLAS_CHECK(
+      cuda::cublas().set_math_mode(handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   return handle;
 }
 
@@ -73,16 +74,18 @@ void gemm(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, c
             LC = blas_int(ldc), NB = blas_int(batch);
   if constexpr (std::is_same_v<T, float>) {
     if (batch == 1)
-      REMATCH_CUBLAS_CHECK(cublasSgemm(h, op_b, op_a, N, M, K, &one, b, LB, a, LA, &beta, c, LC));
+      REMATCH_CUBLAS_CHECK(cuda::cublas().sgemm(h, op_b, op_a, N, M, K, &one, b, LB, a, LA, &beta, c, LC));
     else
       REMATCH_CUBLAS_CHECK(
-          cublasSgemmStridedBatched(h, op_b, op_a, N, M, K, &one, b, LB, sb, a, LA, sa, &beta, c, LC, sc, NB));
+          cuda::cublas().sgemm_strided_batched(h, op_b, op_a, N, M, K, &one, b, LB, sb, a, LA, sa, &beta, c, LC,
+                                               sc, NB));
   } else {
     if (batch == 1)
-      REMATCH_CUBLAS_CHECK(cublasDgemm(h, op_b, op_a, N, M, K, &one, b, LB, a, LA, &beta, c, LC));
+      REMATCH_CUBLAS_CHECK(cuda::cublas().dgemm(h, op_b, op_a, N, M, K, &one, b, LB, a, LA, &beta, c, LC));
     else
       REMATCH_CUBLAS_CHECK(
-          cublasDgemmStridedBatched(h, op_b, op_a, N, M, K, &one, b, LB, sb, a, LA, sa, &beta, c, LC, sc, NB));
+          cuda::cublas().dgemm_strided_batched(h, op_b, op_a, N, M, K, &one, b, LB, sb, a, LA, sa, &beta, c, LC,
+                                               sc, NB));
   }
 }
 

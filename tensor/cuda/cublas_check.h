@@ -1,8 +1,8 @@
-// Check for cuBLAS calls: a failure names the call, file:line and cuBLAS's status name and message.
+// Check for cuBLAS calls: a failure names the call, file:line and cuBLAS's status name and message. The calls
+// go through cuda::cublas() (tensor/cuda/cublas_api.h: the library is loaded on first use).
 #pragma once
 
-#include <cublas_v2.h>
-
+#include "tensor/cuda/cublas_api.h"
 #include "tensor/error.h"
 
 #define REMATCH_CUBLAS_CHECK(call)                                                                         \
@@ -10,5 +10,6 @@
     cublasStatus_t status_ = (call);                                                                       \
     if (status_ != CUBLAS_STATUS_SUCCESS)                                                                  \
       REMATCH_FAIL("cuBLAS error at ", __FILE__, ":", __LINE__, ": ", #call, " failed: ",                  \
-                   cublasGetStatusName(status_), " (", cublasGetStatusString(status_), ")");               \
+                   ::rematch::cuda::cublas().status_name(status_), " (",                                   \
+                   ::rematch::cuda::cublas().status_string(status_), ")");                                 \
   } while (0)

@@ -45,8 +45,8 @@ cublasHandle_t handle(int device) {
   HandleSlot& slot = slots[static_cast<size_t>(device)];
   std::call_once(slot.once, [&] {
     REMATCH_CUDA_CHECK(cudaSetDevice(device));
-    REMATCH_CUBLAS_CHECK(cublasCreate(&slot.handle));
-    REMATCH_CUBLAS_CHECK(cublasSetStream(slot.handle, s));
+    REMATCH_CUBLAS_CHECK(cublas().create(&slot.handle));
+    REMATCH_CUBLAS_CHECK(cublas().set_stream(slot.handle, s));
   });
   return slot.handle;
 }
@@ -106,7 +106,7 @@ void matmul_typed(const Tensor& out, const Tensor& a, const Tensor& b) {
   REMATCH_CUDA_CHECK(cudaSetDevice(device));
   // Only float32 products are affected: TF32 math mode leaves double-precision gemm alone.
   REMATCH_CUBLAS_CHECK(
-      cublasSetMathMode(h, tf32_flag().load() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+      cublas().set_math_mode(h, tf32_flag().load() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   const int64_t n = a.size(-2), k = a.size(-1), m = b.size(-1);
   const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
   const GemmOperand A = prepare(a), B = prepare(b);
@@ -123,19 +123,19 @@ void matmul_typed(const Tensor& out, const Tensor& a, const Tensor& b) {
   if (batch == 1 || fold) {
     const int N = cublas_int(batch * n, "rows", a, b);
     if constexpr (std::is_same_v<T, float>)
-      REMATCH_CUBLAS_CHECK(cublasSgemm(h, B.op, A.op, M, N, K, &one, pb, LDB, pa, LDA, &zero, pc, M));
+      REMATCH_CUBLAS_CHECK(cublas().sgemm(h, B.op, A.op, M, N, K, &one, pb, LDB, pa, LDA, &zero, pc, M));
     else
-      REMATCH_CUBLAS_CHECK(cublasDgemm(h, B.op, A.op, M, N, K, &one, pb, LDB, pa, LDA, &zero, pc, M));
+      REMATCH_CUBLAS_CHECK(cublas().dgemm(h, B.op, A.op, M, N, K, &one, pb, LDB, pa, LDA, &zero, pc, M));
     return;
   }
   const int N = cublas_int(n, "rows", a, b), count = cublas_int(batch, "batch size", a, b);
   const long long sa = A.batch_stride, sb = B.batch_stride, sc = n * m;
   if constexpr (std::is_same_v<T, float>)
-    REMATCH_CUBLAS_CHECK(cublasSgemmStridedBatched(h, B.op, A.op, M, N, K, &one, pb, LDB, sb, pa, LDA, sa, &zero,
-                                                   pc, M, sc, count));
+    REMATCH_CUBLAS_CHECK(cublas().sgemm_strided_batched(h, B.op, A.op, M, N, K, &one, pb, LDB, sb, pa, LDA, sa,
+                                                        &zero, pc, M, sc, count));
   else
-    REMATCH_CUBLAS_CHECK(cublasDgemmStridedBatched(h, B.op, A.op, M, N, K, &one, pb, LDB, sb, pa, LDA, sa, &zero,
-                                                   pc, M, sc, count));
+    REMATCH_CUBLAS_CHECK(cublas().dgemm_strided_batched(h, B.op, A.op, M, N, K, &one, pb, LDB, sb, pa, LDA, sa,
+                                                        &zero, pc, M, sc, count));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Device memory comes from the stream-ordered allocator (cudaMallocAsync) on each device's default pool,
 // whose release threshold is raised so freed blocks stay cached instead of returning to the driver; the pool's
 // own counters give the memory statistics.
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -20,13 +22,40 @@ struct DeviceQuery {
   std::string error;  // empty when cudaGetDeviceCount succeeded
 };
 
+// What the NVIDIA driver's own library says, for a device query that failed: the runtime's message for a
+// machine with no driver at all is "CUDA driver version is insufficient for CUDA runtime version", which
+// misleads. Opens libcuda.so.1 (the runtime has already tried to) and asks its CUDA version, which needs no
+// device and no context. Ends with what to do.
+std::string driver_diagnosis() {
+  const std::string todo =
+      ": a CUDA device needs an NVIDIA GPU with its driver (nvidia-smi lists it); else run on the CPU";
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* why = dlerror();
+    return std::string("no NVIDIA driver on this machine (") + (why != nullptr ? why : "libcuda.so.1 not found") +
+           ")" + todo;
+  }
+  using DriverGetVersion = int (*)(int*);
+  auto get_version = reinterpret_cast<DriverGetVersion>(dlsym(lib, "cuDriverGetVersion"));
+  int version = 0;
+  std::string diagnosis;
+  if (get_version != nullptr && get_version(&version) == 0 && version / 1000 < CUDART_VERSION / 1000)
+    diagnosis = "the NVIDIA driver supports CUDA " + std::to_string(version / 1000) + "." +
+                std::to_string(version % 1000 / 10) + ", older than this build's CUDA runtime " +
+                std::to_string(CUDART_VERSION / 1000) + "." + std::to_string(CUDART_VERSION % 1000 / 10) +
+                ": update the driver, or run on the CPU";
+  dlclose(lib);
+  return diagnosis.empty() ? todo.substr(2) : diagnosis;
+}
+
 const DeviceQuery& device_query() {
   static const DeviceQuery query = [] {
     DeviceQuery q;
     const cudaError_t err = cudaGetDeviceCount(&q.count);
     if (err != cudaSuccess) {
       q.count = 0;
-      q.error = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
+      q.error = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) +
+                "); " + driver_diagnosis();
       cudaGetLastError();  // clear the error so that it does not surface at an unrelated later check
     }
     return q;
