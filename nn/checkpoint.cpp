@@ -130,7 +130,7 @@ void save_training_checkpoint(const std::string& path, const Module& model, cons
   const GeneratorState rng = default_generator().state();
   meta["rng"] = Json{{"seed", rng.seed}, {"offset", rng.offset}}.dump();
   for (const auto& [key, value] : info.extra) meta[kExtraPrefix + key] = value;
-  save_safetensors(path, tensors, meta);
+  save_safetensors(path, tensors, meta, /*checksum=*/true);
 }
 
 CheckpointInfo load_training_checkpoint(const std::string& path, Module& model, Optimizer& optimizer,

@@ -9,7 +9,9 @@
 #include <set>
 #include <vector>
 
+#include "tensor/checksum.h"
 #include "tensor/file_io.h"
+#include "tensor/kernels.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O copies little-endian data as is");
 
@@ -202,6 +204,31 @@ Header read_header(const io::ReadFile& file) {
 
 }  // namespace
 
+std::string safetensors_checksum(const NamedTensors& tensors, const SafetensorsMetadata& metadata) {
+  std::vector<size_t> order(tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tensors[a].first < tensors[b].first; });
+  Xxh64 h;
+  const char zero = '\0';
+  for (size_t i : order) {
+    const auto& [name, t] = tensors[i];
+    const Tensor host = kernels::contiguous(kernels::to_device(t, Device::cpu()));
+    std::string head = name + '\0' + dtype_name(host.dtype());
+    for (int64_t d : host.sizes()) head += ' ' + std::to_string(d);
+    h.update(head);
+    h.update(&zero, 1);
+    h.update(host.raw_data(), static_cast<size_t>(host.numel()) * dtype_size(host.dtype()));
+  }
+  for (const auto& [key, value] : metadata) {
+    if (key == kChecksumKey) continue;
+    h.update(key);
+    h.update(&zero, 1);
+    h.update(value);
+    h.update(&zero, 1);
+  }
+  return "xxh64:" + h.hex();
+}
+
 SafetensorsMetadata read_safetensors_metadata(const std::string& path) {
   return read_header(io::ReadFile(path, kLoadOp)).metadata;
 }
@@ -219,10 +246,22 @@ SafetensorsFile load_safetensors(const std::string& path) {
     if (e.dtype == DType::Bool) check_bool_bytes(t, e.name, path);
     out.tensors.emplace_back(e.name, t);
   }
+  auto stored = out.metadata.find(kChecksumKey);
+  if (stored != out.metadata.end()) {
+    const std::string expected = stored->second;
+    out.metadata.erase(stored);
+    const std::string actual = safetensors_checksum(out.tensors, out.metadata);
+    if (actual != expected)
+      throw DamagedFile(std::string(kLoadOp) + " '" + path + "': the file is damaged: it was written with checksum " +
+                        expected + " (metadata " + kChecksumKey + ") but its contents now give " + actual +
+                        " (it changed after it was written: a disk or copy error, or an edit)");
+    out.checksum_verified = true;
+  }
   return out;
 }
 
-void save_safetensors(const std::string& path, const NamedTensors& tensors, const SafetensorsMetadata& metadata) {
+void save_safetensors(const std::string& path, const NamedTensors& tensors, const SafetensorsMetadata& metadata,
+                      bool checksum) {
   std::set<std::string> names;
   std::vector<Tensor> host;
   for (const auto& [name, t] : tensors) {
@@ -245,9 +284,15 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors, cons
     offset += static_cast<uint64_t>(host[i].numel()) * dtype_size(host[i].dtype());
   }
   Json header = Json::object();
-  if (!metadata.empty()) {
+  if (metadata.count(kChecksumKey)) save_fail(path, std::string("the metadata key '") + kChecksumKey + "' is reserved");
+  if (!metadata.empty() || checksum) {
     Json meta = Json::object();
     for (const auto& [key, value] : metadata) meta[key] = value;
+    if (checksum) {
+      NamedTensors written;  // the host copies whose bytes are written below
+      for (size_t i = 0; i < tensors.size(); ++i) written.emplace_back(tensors[i].first, host[i]);
+      meta[kChecksumKey] = safetensors_checksum(written, metadata);
+    }
     header[kMetadataKey] = meta;
   }
   for (size_t i = 0; i < tensors.size(); ++i) {

@@ -4,6 +4,10 @@
 #include "train/run/run_folder.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <optional>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -78,27 +82,64 @@ TEST_F(RunFolderTest, AFreshStartRefusesAFolderHoldingARun) {
 
 TEST_F(RunFolderTest, ResumeNeedsARunAndKeepsItsFiles) {
   EXPECT_THROWS_WITH(RunFolder(path("empty"), RunStart::Resume), "holds no run to resume", "config.json");
-  const RunFolder first(path("run"), RunStart::Fresh);
-  first.write_config("{\"epochs\": 3}\n");
-  put(first.checkpoint_latest_path(), "weights");
-  put(first.plot_path("loss.png"), "png");
+  {
+    const RunFolder first(path("run"), RunStart::Fresh);
+    first.write_config("{\"epochs\": 3}\n");
+    put(first.checkpoint_latest_path(), "weights");
+    put(first.plot_path("loss.png"), "png");
+  }
   const RunFolder resumed(path("run"), RunStart::Resume);
   EXPECT_EQ(resumed.read_config(), "{\"epochs\": 3}\n");
   EXPECT_EQ(slurp(resumed.checkpoint_latest_path()), "weights");
   EXPECT_TRUE(fs::exists(resumed.plot_path("loss.png")));
 }
 
+TEST_F(RunFolderTest, OneWriterAtATimeAndTheLockGoesWithTheFolder) {
+  std::optional<RunFolder> first(std::in_place, path("run"), RunStart::Fresh);
+  first->write_config("{}");
+  // A second writer, of any start, is refused while the first lives, naming the process that holds it.
+  for (RunStart start : {RunStart::Fresh, RunStart::Resume, RunStart::Overwrite})
+    EXPECT_THROWS_WITH(RunFolder(path("run"), start), "another process is writing this run",
+                       "pid " + std::to_string(::getpid()), "use another --run_dir");
+  EXPECT_TRUE(fs::exists(path("run/config.json")));  // the refused overwrite deleted nothing
+  first.reset();
+  EXPECT_NO_THROW(RunFolder(path("run"), RunStart::Resume));
+  // A refused start releases the lock: the folder can be opened right after.
+  EXPECT_THROWS_WITH(RunFolder(path("run"), RunStart::Fresh), "already holds a run");
+  EXPECT_NO_THROW(RunFolder(path("run"), RunStart::Resume));
+}
+
+TEST_F(RunFolderTest, TemporaryFilesOfDeadProcessesAreRemovedOthersKept) {
+  fs::create_directories(path("run/plots"));
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);  // its pid now names no process
+  const std::string dead = std::to_string(child), live = std::to_string(::getpid());
+  for (const std::string& f : {"run/checkpoint_latest.safetensors.tmp." + dead + ".0",
+                               "run/plots/loss.png.tmp." + dead + ".12", "run/config.json.tmp." + live + ".1",
+                               std::string("run/notes.tmp.txt"), "run/x.tmp." + dead, "run/y.tmp." + dead + ".z"})
+    put(path(f), "partial");
+  const RunFolder run(path("run"), RunStart::Fresh);
+  EXPECT_EQ(run.removed_temporaries(),
+            (std::vector<std::string>{path("run/checkpoint_latest.safetensors.tmp." + dead + ".0"),
+                                      path("run/plots/loss.png.tmp." + dead + ".12")}));
+  EXPECT_EQ(entries(run.dir()), (std::vector<std::string>{"config.json.tmp." + live + ".1", "notes.tmp.txt", "plots",
+                                                          "run.lock", "x.tmp." + dead, "y.tmp." + dead + ".z"}));
+}
+
 TEST_F(RunFolderTest, OverwriteDeletesOnlyTheEarlierRunsFiles) {
-  const RunFolder first(path("run"), RunStart::Fresh);
-  first.write_config("{}");
-  first.write_results("| a |\n");
-  put(first.metrics_path(), "{}\n");
-  put(first.checkpoint_latest_path(), "w");
-  put(first.checkpoint_best_path(), "w");
-  put(first.plot_path("loss.png"), "png");
-  put(path("run/notes.txt"), "mine");
+  {
+    const RunFolder first(path("run"), RunStart::Fresh);
+    first.write_config("{}");
+    first.write_results("| a |\n");
+    put(first.metrics_path(), "{}\n");
+    put(first.checkpoint_latest_path(), "w");
+    put(first.checkpoint_best_path(), "w");
+    put(first.plot_path("loss.png"), "png");
+    put(path("run/notes.txt"), "mine");
+  }
   const RunFolder second(path("run"), RunStart::Overwrite);
-  EXPECT_EQ(entries(second.dir()), (std::vector<std::string>{"notes.txt", "plots"}));
+  EXPECT_EQ(entries(second.dir()), (std::vector<std::string>{"notes.txt", "plots", "run.lock"}));
   EXPECT_TRUE(entries(second.plots_dir()).empty());
   EXPECT_NO_THROW(RunFolder(path("new"), RunStart::Overwrite));  // nothing to overwrite is fine
 }
@@ -116,7 +157,7 @@ TEST_F(RunFolderTest, ConfigMustBeAJsonObject) {
   EXPECT_FALSE(fs::exists(run.config_path()));
   run.write_config("{\"a\": 1}");
   EXPECT_EQ(slurp(run.config_path()), "{\"a\": 1}\n");
-  EXPECT_EQ(entries(run.dir()), (std::vector<std::string>{"config.json", "plots"}));  // no temporary file left
+  EXPECT_EQ(entries(run.dir()), (std::vector<std::string>{"config.json", "plots", "run.lock"}));  // no temporary file left
 }
 
 TEST_F(RunFolderTest, ResultsAreReplacedWhole) {
@@ -124,7 +165,7 @@ TEST_F(RunFolderTest, ResultsAreReplacedWhole) {
   run.write_results("| method | rSum |\n|---|---|\n| rcl | 400.1 |\n");
   run.write_results("| method | rSum |\n");
   EXPECT_EQ(slurp(run.results_path()), "| method | rSum |\n");
-  EXPECT_EQ(entries(run.dir()), (std::vector<std::string>{"plots", "results.md"}));
+  EXPECT_EQ(entries(run.dir()), (std::vector<std::string>{"plots", "results.md", "run.lock"}));
 }
 
 TEST_F(RunFolderTest, MetricsAreOneJsonObjectPerLine) {

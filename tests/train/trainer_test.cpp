@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -168,21 +170,24 @@ TEST_F(TrainerTest, InterruptedRunResumesToIdenticalMetrics) {
   f.interrupt_epoch = 1;
   f.interrupt_step = 2;
   ToyMethod first(f);
-  run::RunFolder b(path("b"), run::RunStart::Fresh);
-  b.write_config("{}");  // the caller's part of a fresh run (rematch train writes the resolved config)
-  const TrainOutcome stopped = run_training(first, toy_config(), b, false, out);
-  ASSERT_TRUE(stopped.interrupted);
-  // The step that saw the signal finished; the checkpoint holds epoch 1 with 3 steps done.
-  const TrainingState saved = TrainingState::load(b.checkpoint_latest_path());
-  EXPECT_EQ(saved.get_int("trainer.epoch"), 1);
-  EXPECT_EQ(saved.get_int("trainer.step"), 3);
+  {
+    run::RunFolder b(path("b"), run::RunStart::Fresh);  // released at the end of this block, as by a process's end
+    b.write_config("{}");  // the caller's part of a fresh run (rematch train writes the resolved config)
+    const TrainOutcome stopped = run_training(first, toy_config(), b, false, out);
+    ASSERT_TRUE(stopped.interrupted);
+    // The step that saw the signal finished; the checkpoint holds epoch 1 with 3 steps done.
+    const TrainingState saved = TrainingState::load(b.checkpoint_latest_path());
+    EXPECT_EQ(saved.get_int("trainer.epoch"), 1);
+    EXPECT_EQ(saved.get_int("trainer.step"), 3);
+  }
 
   ToyMethod second;  // a fresh process: nothing but the checkpoint carries over
-  run::RunFolder b_again(path("b"), run::RunStart::Resume);
+  const std::string b_dir = path("b");
+  run::RunFolder b_again(b_dir, run::RunStart::Resume);
   const TrainOutcome resumed = run_training(second, toy_config(), b_again, true, out);
   EXPECT_FALSE(resumed.interrupted);
   EXPECT_EQ(second.begin_calls, 1);  // epoch 1 continued from the checkpoint, only epoch 2 began anew
-  EXPECT_EQ(logged(b.dir()), logged(a.dir()));
+  EXPECT_EQ(logged(b_dir), logged(a.dir()));
 }
 
 TEST_F(TrainerTest, NanLossNamesStepAndOpAndKeepsTheCheckpoint) {
@@ -209,7 +214,8 @@ TEST_F(TrainerTest, AFullDiskStopsTheRunAndItResumesFromTheLastCheckpoint) {
   run::RunFolder a(path("a"), run::RunStart::Fresh);
   run_training(plain, toy_config(), a, false, out);
 
-  run::RunFolder b(path("b"), run::RunStart::Fresh);
+  std::optional<run::RunFolder> b_holder(std::in_place, path("b"), run::RunStart::Fresh);  // one process's
+  run::RunFolder& b = *b_holder;
   b.write_config("{}");
   std::unique_ptr<test::FileSizeLimit> disk_full;
   Faults f;
@@ -233,9 +239,11 @@ TEST_F(TrainerTest, AFullDiskStopsTheRunAndItResumesFromTheLastCheckpoint) {
   EXPECT_EQ(saved.get_int("trainer.epoch_done"), 1);
 
   ToyMethod second;
+  const std::string b_dir = b.dir();
+  b_holder.reset();  // that process ended, and its lock of the folder with it
   run::RunFolder b_again(path("b"), run::RunStart::Resume);
   EXPECT_FALSE(run_training(second, toy_config(), b_again, true, out).interrupted);
-  EXPECT_EQ(logged(b.dir()), logged(a.dir()));
+  EXPECT_EQ(logged(b_dir), logged(a.dir()));
 }
 
 // A real full disk (a small tmpfs, where mounting is allowed): filled up in epoch 1, the next file the run
@@ -248,7 +256,8 @@ TEST_F(TrainerTest, AFullTmpfsStopsTheRunAndItResumesOnceSpaceIsFreed) {
   ToyMethod plain;
   run::RunFolder a(path("a"), run::RunStart::Fresh);
   run_training(plain, toy_config(), a, false, out);
-  run::RunFolder b(path("disk/b"), run::RunStart::Fresh);
+  std::optional<run::RunFolder> b_holder(std::in_place, path("disk/b"), run::RunStart::Fresh);  // one process's
+  run::RunFolder& b = *b_holder;
   b.write_config("{}");
   const std::string filler = path("disk/filler");
   Faults f;
@@ -270,9 +279,11 @@ TEST_F(TrainerTest, AFullTmpfsStopsTheRunAndItResumesOnceSpaceIsFreed) {
   EXPECT_EQ(TrainingState::load(b.checkpoint_latest_path()).get_int("trainer.epoch"), 0);
 
   ToyMethod second;
+  const std::string b_dir = b.dir();
+  b_holder.reset();  // that process ended, and its lock of the folder with it
   run::RunFolder b_again(path("disk/b"), run::RunStart::Resume);
   EXPECT_FALSE(run_training(second, toy_config(), b_again, true, out).interrupted);
-  EXPECT_EQ(logged(b.dir()), logged(a.dir()));
+  EXPECT_EQ(logged(b_dir), logged(a.dir()));
 }
 
 // A write that fails before the first checkpoint says so: there is nothing to resume.

@@ -3,12 +3,16 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "tensor/device.h"
+#include "tensor/file_io.h"
 #include "train/cli/app.h"
 #include "train/methods/data_files.h"
 #include "train/methods/make_method.h"
+#include "train/methods/resume_check.h"
 #include "train/methods/trainer.h"
+#include "train/run/interrupt.h"
 #include "train/run/run_folder.h"
 
 namespace rematch::cli {
@@ -141,7 +145,8 @@ void add_flags(CLI::App& cmd, TrainConfig& c) {
 
 // Flags that may accompany --resume (they change how the run is shown, not what it computes, or only show it).
 bool allowed_with_resume(const std::string& name) {
-  return name == "--resume" || name == "--progress" || name == "--dry_run";
+  return name == "--resume" || name == "--progress" || name == "--dry_run" || name == "--remake_best" ||
+         name == "--restart";
 }
 
 // --dry_run (issue 15 point 10): the resolved configuration as JSON on stdout (the keys of config.json), the data
@@ -176,7 +181,15 @@ void report(const train::TrainOutcome& outcome, const std::string& run_dir, std:
   out << "results: " << run_dir << "/results.md\n";
 }
 
-void run_train(CLI::App& cmd, TrainConfig c, bool dry, std::ostream& out, std::ostream& err) {
+void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOptions& resume_options, std::ostream& out,
+               std::ostream& err) {
+  if (c.resume.empty() && (resume_options.remake_best || resume_options.restart))
+    throw UsageError(std::string(resume_options.restart ? "--restart" : "--remake_best") +
+                     " only goes with --resume DIR (it says how to continue the run in DIR)");
+  // SIGINT/SIGTERM from here on only set the flag the trainer polls (it then saves a checkpoint and stops):
+  // none can end the process between writing config.json and the first checkpoint.
+  std::optional<run::InterruptGuard> interrupt_guard;
+  if (!dry) interrupt_guard.emplace(train::kInterruptNotice);
   if (c.resume.empty()) {
     train::NewRun run;
     try {
@@ -194,16 +207,28 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, std::ostream& out, std::o
       throw UsageError(o->get_name() + " cannot be combined with --resume: a resumed run keeps the settings of " +
                        c.resume + "/config.json");
   const std::string progress = c.progress;
-  // A dry run writes nothing: not even the folder RunFolder would create before finding no run in it.
-  if (dry && !std::filesystem::is_regular_file(c.resume + "/config.json"))
-    REMATCH_FAIL("run folder '", c.resume, "': holds no run to resume (no ", c.resume, "/config.json)");
+  // A dry run writes nothing and takes no lock: not even the folder RunFolder would create before finding no
+  // run in it. It reads config.json only.
+  if (dry) {
+    const std::string config_path = c.resume + "/config.json";
+    if (!std::filesystem::is_regular_file(config_path))
+      REMATCH_FAIL("run folder '", c.resume, "': holds no run to resume (no ", config_path, ")");
+    io::ReadFile f(config_path, "read_config");
+    std::string text(f.size(), '\0');
+    text.resize(f.read_at(text.data(), text.size(), 0));
+    c = train::resumed_train_config(text, config_path);
+    c.progress = progress;
+    return dry_run(c, out, err);
+  }
   run::RunFolder folder(c.resume, run::RunStart::Resume);
   c = train::resumed_train_config(folder.read_config(), folder.config_path());
   c.progress = progress;
-  if (dry) return dry_run(c, out, err);
+  // Both checkpoints and config.json are checked before the data is read and before a step is trained.
+  const train::ResumePlan plan = train::check_resume(folder, resume_options);
+  for (const std::string& note : plan.notes) err << note << "\n";
   usable_device(c.device, "--device (from " + c.resume + "/config.json)");
   std::unique_ptr<train::Method> method = train::make_method(c, err);
-  report(train::run_training(*method, c, folder, true, err), folder.dir(), out);
+  report(train::run_training(*method, c, folder, &plan, err), folder.dir(), out);
 }
 
 }  // namespace
@@ -211,12 +236,21 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, std::ostream& out, std::o
 void add_train_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   auto config = std::make_shared<TrainConfig>();
   auto dry = std::make_shared<bool>(false);
+  auto resume_options = std::make_shared<train::ResumeOptions>();
   CLI::App* cmd = app.add_subcommand("train", "Train a retrieval model with one of the robust methods");
   add_flags(*cmd, *config);
+  cmd->add_flag("--remake_best", resume_options->remake_best,
+                "With --resume, when checkpoint_best is lost or damaged: continue from checkpoint_latest and take "
+                "the best state again from the validations still to come");
+  cmd->add_flag("--restart", resume_options->restart,
+                "With --resume: train the run in that folder again from its beginning with its config.json "
+                "(same settings and seed; its checkpoints and metrics are deleted)");
   cmd->add_flag("--dry_run", *dry,
                 "Resolve the preset and flags, check that the data files exist and are readable, print the "
                 "configuration as JSON (the keys of config.json) and exit without training");
-  cmd->callback([cmd, config, dry, &out, &err] { run_train(*cmd, *config, *dry, out, err); });
+  cmd->callback([cmd, config, dry, resume_options, &out, &err] {
+    run_train(*cmd, *config, *dry, *resume_options, out, err);
+  });
 }
 
 }  // namespace rematch::cli

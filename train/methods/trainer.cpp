@@ -11,44 +11,26 @@
 
 #include "autograd/autograd.h"
 #include "tensor/file_io.h"
+#include "train/methods/run_position.h"
 #include "train/run/interrupt.h"
 #include "train/run/plots.h"
 #include "train/run/progress.h"
 
 namespace rematch::train {
+
+const char* const kInterruptNotice =
+    "\ninterrupted: finishing the step and saving a checkpoint; press Ctrl-C again to quit now\n";
+
 namespace {
 
-struct Position {
-  int64_t epoch = 0, step = 0;
-  bool in_epoch = false, epoch_done = false;
-  int64_t best_epoch = -1;
-  double best_score = -std::numeric_limits<double>::infinity();
-};
+using Position = RunPosition;
 
-void put_position(TrainingState& s, const Position& p) {
-  s.put_int("trainer.epoch", p.epoch);
-  s.put_int("trainer.step", p.step);
-  s.put_int("trainer.in_epoch", p.in_epoch);
-  s.put_int("trainer.epoch_done", p.epoch_done);
-  s.put_int("trainer.best_epoch", p.best_epoch);
-  s.put_double("trainer.best_score", std::isfinite(p.best_score) ? p.best_score : -1.0);
-}
-
-Position get_position(const TrainingState& s) {
-  Position p;
-  p.epoch = s.get_int("trainer.epoch");
-  p.step = s.get_int("trainer.step");
-  p.in_epoch = s.get_int("trainer.in_epoch") != 0;
-  p.epoch_done = s.get_int("trainer.epoch_done") != 0;
-  p.best_epoch = s.get_int("trainer.best_epoch");
-  p.best_score = p.best_epoch >= 0 ? s.get_double("trainer.best_score") : -std::numeric_limits<double>::infinity();
-  return p;
-}
-
-void save_checkpoint(const Method& method, const Position& p, const std::string& path) {
+void save_checkpoint(const Method& method, const Position& p, const std::string& config_xxh64,
+                     const std::string& path) {
   TrainingState s;
   method.save_state(s);
   put_position(s, p);
+  if (!config_xxh64.empty()) s.put_entry(kConfigHashEntry, config_xxh64);
   s.save(path);
 }
 
@@ -138,24 +120,27 @@ std::string after_write_failure(const run::RunFolder& folder, const std::optiona
   if (!saved)
     return ". Training stopped before its first checkpoint: " + once + "start again with --overwrite, or pick " +
            "another --run_dir";
-  const std::string at = saved->epoch_done ? "the end of epoch " + std::to_string(saved->epoch + 1)
-                                           : "epoch " + std::to_string(saved->epoch + 1) + ", step " +
-                                                 std::to_string(saved->step);
+  const std::string at = describe_position(*saved);
   return ". Training stopped; the last checkpoint, " + folder.checkpoint_latest_path() + " (" + at +
          "), is intact: " + once + "continue with: rematch train --resume " + folder.dir();
 }
 
 // run_training's work; `saved` follows what checkpoint_latest holds (the position resumed from, then each one
 // saved), for the message of a failed write.
-TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
+TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunFolder& folder, const ResumePlan* plan,
                             std::ostream& out, std::optional<Position>& saved) {
   Position pos;
+  const bool resuming = plan != nullptr && plan->from != ResumeFrom::Start;
   if (resuming) {  // before the metrics log opens: a folder that refuses it still holds this checkpoint
-    const TrainingState state = TrainingState::load(folder.checkpoint_latest_path());
-    method.load_state(state);
-    pos = get_position(state);
+    method.load_state(*plan->state);
+    pos = get_position(*plan->state);
     saved = pos;
+    if (plan->forget_best) {
+      pos.best_epoch = -1;
+      pos.best_score = -std::numeric_limits<double>::infinity();
+    }
   }
+  const std::string config_xxh64 = config_hash(folder);
   run::MetricsLog metrics(folder.metrics_path());
   if (resuming) {
     metrics.truncate_after(pos.epoch, pos.step);
@@ -176,8 +161,9 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
   popt.log_every = config.log_step;
   const int64_t epochs = method.num_epochs();
   run::ProgressReporter progress(out, epochs, popt);
-  run::InterruptGuard interrupt_guard("\ninterrupted: finishing the step and saving a checkpoint; "
-                                      "press Ctrl-C again to quit now\n");
+  // The CLI installs its guard before it writes anything (train_command.cpp); a caller that did not gets one here.
+  std::optional<run::InterruptGuard> interrupt_guard;
+  if (!run::interrupt_guard_active()) interrupt_guard.emplace(kInterruptNotice);
   TrainOutcome outcome;
 
   for (; pos.epoch < epochs; ++pos.epoch, pos.step = 0, pos.in_epoch = false) {
@@ -196,7 +182,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     if (steps > 0) progress.start_epoch(e + 1, steps);
     for (; pos.step < steps; ++pos.step) {
       if (run::interrupted()) {
-        save_checkpoint(method, pos, folder.checkpoint_latest_path());
+        save_checkpoint(method, pos, config_xxh64, folder.checkpoint_latest_path());
         saved = pos;
         progress.message("saved " + folder.checkpoint_latest_path() + " at epoch " + std::to_string(e + 1) +
                          ", step " + std::to_string(pos.step) + "; continue with: rematch train --resume " +
@@ -240,8 +226,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     outcome.last_epoch_stats = info.stats;
     pos.step = steps;
     pos.epoch_done = true;
-    if (best) save_checkpoint(method, pos, folder.checkpoint_best_path());
-    save_checkpoint(method, pos, folder.checkpoint_latest_path());
+    if (best) save_checkpoint(method, pos, config_xxh64, folder.checkpoint_best_path());
+    save_checkpoint(method, pos, config_xxh64, folder.checkpoint_latest_path());
     saved = pos;
     pos.epoch_done = false;
     if (config.plots) {
@@ -270,15 +256,25 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
 
 }  // namespace
 
-TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
+TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, const ResumePlan* plan,
                           std::ostream& out) {
   FileSizeSignalIgnored writes_past_a_size_limit_fail;
   std::optional<Position> saved;
+  for (const std::string& p : folder.removed_temporaries())
+    out << "removed " << p << ", a temporary file left by a process that is no longer running\n";
   try {
-    return train_and_test(method, config, folder, resuming, out, saved);
+    return train_and_test(method, config, folder, plan, out, saved);
   } catch (const io::WriteError& e) {
     throw e.extended(after_write_failure(folder, saved));
   }
+}
+
+TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
+                          std::ostream& out) {
+  if (!resuming) return run_training(method, config, folder, nullptr, out);
+  const ResumePlan plan = check_resume(folder, ResumeOptions{});
+  for (const std::string& note : plan.notes) out << note << "\n";
+  return run_training(method, config, folder, &plan, out);
 }
 
 std::string results_markdown(const Method& method, const TrainConfig& c, const TrainOutcome& o) {

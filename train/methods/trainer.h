@@ -20,6 +20,7 @@
 #include <string>
 
 #include "train/methods/method.h"
+#include "train/methods/resume_check.h"
 #include "train/methods/train_config.h"
 #include "train/run/run_folder.h"
 
@@ -34,10 +35,18 @@ struct TrainOutcome {
   Scalars last_epoch_stats;  // EpochInfo::stats of the last epoch (split quality, label accuracy, ...)
 };
 
-// Runs (or, with `resuming`, continues from checkpoint_latest) the whole training of `method` in `folder`.
-// `out` gets results and the progress line; the caller has written config.json (fresh runs).
+// Runs the whole training of `method` in `folder`, or continues it as `plan` says (check_resume,
+// resume_check.h; null: a fresh run; ResumeFrom::Start: the run again from its beginning). `out` gets results,
+// notes and the progress line; the caller has written config.json (fresh runs). SIGINT/SIGTERM are handled
+// through the caller's run::InterruptGuard, or one of its own when the caller has none.
+TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, const ResumePlan* plan,
+                          std::ostream& out);
+// The same; with `resuming`, check_resume(folder) with no options first (its notes go to `out`).
 TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
                           std::ostream& out);
+
+// The notice the SIGINT/SIGTERM handler prints while a run trains.
+extern const char* const kInterruptNotice;
 
 // The markdown of results.md: the method, the resolved settings that matter, best epoch, the test table and
 // the method's notes.

@@ -49,6 +49,8 @@ bool interrupted() { return g_signal.load() != 0; }
 
 int interrupt_signal() { return g_signal.load(); }
 
+bool interrupt_guard_active() { return g_guard_alive.load(); }
+
 InterruptGuard::InterruptGuard(const std::string& notice) {
   REMATCH_CHECK(notice.size() < kMaxNotice, "InterruptGuard: the notice is ", notice.size(),
                 " bytes, at most ", kMaxNotice - 1, " are allowed");

@@ -16,6 +16,9 @@ bool interrupted();
 // The signal that set the flag (SIGINT or SIGTERM), or 0.
 int interrupt_signal();
 
+// True while an InterruptGuard lives.
+bool interrupt_guard_active();
+
 // Installs the handlers and clears the flag; at most one guard may live at a time (a second one is an
 // error). `notice`, when not empty, is written to stderr by the handler itself (with write(2), which is
 // async-signal-safe) the moment the first signal arrives, e.g. "interrupted: finishing the step and saving

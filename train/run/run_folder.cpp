@@ -1,12 +1,16 @@
 #include "train/run/run_folder.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -25,6 +29,7 @@ constexpr const char* kCheckpointLatest = "checkpoint_latest.safetensors";
 constexpr const char* kCheckpointBest = "checkpoint_best.safetensors";
 constexpr const char* kPlots = "plots";
 constexpr const char* kResults = "results.md";
+constexpr const char* kLock = "run.lock";
 constexpr const char* kPickAnotherRunDir = "; no training has run yet: fix that, or pick another --run_dir";
 
 std::string read_text(const std::string& path, const std::string& what) {
@@ -94,6 +99,32 @@ bool past(const MetricRecord& r, int64_t epoch, int64_t step) {
   return r.epoch > epoch || (r.epoch == epoch && r.step > step);
 }
 
+// This process's command line, arguments separated by spaces (for the lock file's "who holds it").
+std::string own_command_line() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
+  for (char& c : raw)
+    if (c == '\0' || c == '\n') c = ' ';
+  return raw.empty() ? "(unknown)" : raw;
+}
+
+// The pid of a temporary file name "<name>.tmp.<pid>.<n>" (tensor/file_io.cpp, AtomicFileWriter), or 0.
+long temporary_owner(const std::string& name) {
+  const size_t at = name.rfind(".tmp.");
+  if (at == std::string::npos || at == 0) return 0;
+  const std::string rest = name.substr(at + 5);
+  const size_t dot = rest.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == rest.size()) return 0;
+  const std::string pid = rest.substr(0, dot), n = rest.substr(dot + 1);
+  if (pid.find_first_not_of("0123456789") != std::string::npos || n.find_first_not_of("0123456789") != std::string::npos ||
+      pid.size() > 9)
+    return 0;
+  return std::stol(pid);
+}
+
+bool process_alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
+
 }  // namespace
 
 std::string default_run_dir(const std::string& method, std::time_t when) {
@@ -104,6 +135,70 @@ std::string default_run_dir(const std::string& method, std::time_t when) {
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
   return (fs::path("runs") / (method + "-" + stamp)).string();
+}
+
+std::vector<std::string> remove_dead_temporaries(const std::string& folder) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const long pid = temporary_owner(it->path().filename().string());
+    if (pid <= 0 || pid == static_cast<long>(::getpid()) || process_alive(pid)) continue;
+    std::error_code kind_ec;
+    if (!it->is_regular_file(kind_ec)) continue;
+    std::error_code rm_ec;
+    if (fs::remove(it->path(), rm_ec)) removed.push_back(it->path().string());
+  }
+  return removed;
+}
+
+RunFolder::~RunFolder() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // closing the only descriptor of the open file releases the flock
+}
+
+// Takes the folder's lock or refuses: another process (or another RunFolder of this one) is writing the run.
+void RunFolder::lock(RunStart start) {
+  const std::string path = lock_path();
+  // Locked through a read-only descriptor: a file held open for writing would stop its file system from being
+  // remounted read-only under a live run. (On a read-only file system the file can still be opened if it exists.)
+  lock_fd_ = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
+  if (lock_fd_ < 0) lock_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (lock_fd_ < 0) {
+    const io::WriteError e = io::write_error("run folder", path, "cannot create the lock file", errno);
+    throw start == RunStart::Resume ? e : e.extended(kPickAnotherRunDir);
+  }
+  int rc;
+  do rc = ::flock(lock_fd_, LOCK_EX | LOCK_NB);
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    const int why = errno;
+    std::string holder, pid = "<pid>";
+    if (why == EWOULDBLOCK) {
+      holder = read_text(path, "run folder");
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+      for (char& c : holder)
+        if (c == '\n') c = ';';
+      if (holder.compare(0, 4, "pid ") == 0) pid = holder.substr(4, holder.find_first_not_of("0123456789", 4) - 4);
+    }
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    if (why != EWOULDBLOCK) throw io::write_error("run folder", path, "cannot lock the run folder", why);
+    REMATCH_FAIL("run folder '", dir_, "': another process is writing this run (",
+                 holder.empty() ? std::string("it has not said which yet") : holder,
+                 "). Two writers would corrupt it: wait for that process to end, or stop it (kill ", pid,
+                 "; a stopped run continues with --resume), or use another --run_dir");
+  }
+  // The holder's description: what the refusal of a second writer shows (a courtesy: the flock excludes).
+  char stamp[32] = "";
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  if (::localtime_r(&now, &local) != nullptr) std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &local);
+  const std::string who = "pid " + std::to_string(::getpid()) + ", since " + stamp + ": " + own_command_line() + "\n";
+  const int w = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (w >= 0) {
+    const ssize_t n = ::write(w, who.data(), who.size());
+    static_cast<void>(n);
+    ::close(w);
+  }
 }
 
 RunFolder::RunFolder(std::string dir, RunStart start) : dir_(std::move(dir)) {
@@ -118,26 +213,35 @@ RunFolder::RunFolder(std::string dir, RunStart start) : dir_(std::move(dir)) {
   fs::create_directories(dir_, ec);
   if (ec) cannot(dir_, "cannot create it", ec);
   REMATCH_CHECK(fs::is_directory(dir_, ec), where, "exists and is not a folder");
-  const bool holds_run = fs::exists(config_path(), ec);
-  switch (start) {
-    case RunStart::Fresh:
-      REMATCH_CHECK(!holds_run, where, "already holds a run (", config_path(),
-                    "); pass --resume to continue it or --overwrite to replace it");
-      break;
-    case RunStart::Resume:
-      REMATCH_CHECK(holds_run, where, "holds no run to resume (no ", config_path(), ")");
-      break;
-    case RunStart::Overwrite:
-      for (const char* name : {kConfig, kMetrics, kCheckpointLatest, kCheckpointBest, kResults}) {
-        fs::remove(file(name), ec);
-        if (ec) cannot(file(name), "cannot delete this file of the earlier run", ec);
-      }
-      fs::remove_all(plots_dir(), ec);
-      if (ec) cannot(plots_dir(), "cannot delete this folder of the earlier run", ec);
-      break;
+  lock(start);
+  try {
+    const bool holds_run = fs::exists(config_path(), ec);
+    switch (start) {
+      case RunStart::Fresh:
+        REMATCH_CHECK(!holds_run, where, "already holds a run (", config_path(),
+                      "); pass --resume to continue it or --overwrite to replace it");
+        break;
+      case RunStart::Resume:
+        REMATCH_CHECK(holds_run, where, "holds no run to resume (no ", config_path(), ")");
+        break;
+      case RunStart::Overwrite:
+        for (const char* name : {kConfig, kMetrics, kCheckpointLatest, kCheckpointBest, kResults}) {
+          fs::remove(file(name), ec);
+          if (ec) cannot(file(name), "cannot delete this file of the earlier run", ec);
+        }
+        fs::remove_all(plots_dir(), ec);
+        if (ec) cannot(plots_dir(), "cannot delete this folder of the earlier run", ec);
+        break;
+    }
+    fs::create_directories(plots_dir(), ec);
+    if (ec) cannot(plots_dir(), "cannot create it", ec);
+    removed_temporaries_ = remove_dead_temporaries(dir_);
+    for (const std::string& p : remove_dead_temporaries(plots_dir())) removed_temporaries_.push_back(p);
+  } catch (...) {
+    ::close(lock_fd_);  // a refused start leaves the folder unlocked
+    lock_fd_ = -1;
+    throw;
   }
-  fs::create_directories(plots_dir(), ec);
-  if (ec) cannot(plots_dir(), "cannot create it", ec);
 }
 
 std::string RunFolder::file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
@@ -147,6 +251,7 @@ std::string RunFolder::checkpoint_latest_path() const { return file(kCheckpointL
 std::string RunFolder::checkpoint_best_path() const { return file(kCheckpointBest); }
 std::string RunFolder::plots_dir() const { return file(kPlots); }
 std::string RunFolder::results_path() const { return file(kResults); }
+std::string RunFolder::lock_path() const { return file(kLock); }
 
 std::string RunFolder::plot_path(const std::string& file_name) const {
   REMATCH_CHECK(!file_name.empty() && file_name.find('/') == std::string::npos, "run folder '", dir_,

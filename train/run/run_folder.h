@@ -5,9 +5,14 @@
 //   checkpoint_best.safetensors      the checkpoint with the best validation score
 //   plots/                           PNG plots
 //   results.md                       the final table (write_results, atomic)
+//   run.lock                         locked (flock) by the process writing the run; says which process it is
 // A folder holds a run once it has config.json. A fresh start refuses such a folder, so a typo cannot wipe
 // out a finished run: the user says --resume (continue it; config.json must be there) or --overwrite (delete
 // the earlier run's files listed above, then start fresh).
+// One writer: a RunFolder holds an exclusive flock on run.lock from before it changes anything until it is
+// destroyed; the kernel releases it when the process ends however it ends, so a killed run never leaves a
+// stale lock. A second RunFolder on the same folder, in this process or another, is refused at once with the
+// holder's pid and command line. Readers (eval, --dry_run) take no lock.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +38,13 @@ class RunFolder {
   // "run folder 'runs/x': already holds a run (runs/x/config.json); pass --resume to continue it or
   // --overwrite to replace it". A folder or file that cannot be created or deleted is an io::WriteError
   // (tensor/file_io.h), which for a fresh or overwritten run ends with the advice to pick another --run_dir.
+  // Then, holding the lock, it deletes the temporary files (*.tmp.<pid>.<n>, tensor/file_io.h) that
+  // processes no longer alive left in the folder and in plots/ (a kill inside an atomic write); a live
+  // process's are left alone. removed_temporaries() lists them.
   RunFolder(std::string dir, RunStart start);
+  ~RunFolder();
+  RunFolder(const RunFolder&) = delete;
+  RunFolder& operator=(const RunFolder&) = delete;
 
   const std::string& dir() const { return dir_; }
   std::string config_path() const;
@@ -43,6 +54,8 @@ class RunFolder {
   std::string plots_dir() const;
   std::string plot_path(const std::string& file_name) const;  // plots/<file_name>
   std::string results_path() const;
+  std::string lock_path() const;
+  const std::vector<std::string>& removed_temporaries() const { return removed_temporaries_; }
 
   // Writes config.json atomically; the text must parse as one JSON object (the error says where it does
   // not). A trailing newline is added when missing. A failed write is an io::WriteError, as above.
@@ -54,8 +67,15 @@ class RunFolder {
 
  private:
   std::string file(const std::string& name) const;
+  void lock(RunStart start);
   std::string dir_;
+  int lock_fd_ = -1;
+  std::vector<std::string> removed_temporaries_;
 };
+
+// The temporary files of atomic writes (<name>.tmp.<pid>.<n>) directly in `folder` whose process is no longer
+// alive, deleted; returns their paths. Files of live processes, and any other file, are kept.
+std::vector<std::string> remove_dead_temporaries(const std::string& folder);
 
 // One line of metrics.jsonl: {"epoch":3,"step":120,"kind":"train","loss":0.4312,"lr":0.0002}. `values` keep
 // their order; a non-finite value is written as null and reads back as NaN.

@@ -173,7 +173,7 @@ void TrainingState::get_generator(const std::string& key, Generator& gen) const 
 void TrainingState::save(const std::string& path) const {
   nn::SafetensorsMetadata meta(entries_.begin(), entries_.end());
   meta["format"] = "rematch.training_state";
-  nn::save_safetensors(path, tensors_, meta);
+  nn::save_safetensors(path, tensors_, meta, /*checksum=*/true);
 }
 
 TrainingState TrainingState::load(const std::string& path) {
@@ -188,6 +188,7 @@ TrainingState TrainingState::load(const std::string& path) {
   file.metadata.erase("format");
   s.tensors_ = std::move(file.tensors);
   s.entries_ = std::move(file.metadata);
+  s.checksum_verified_ = file.checksum_verified;
   return s;
 }
 

@@ -9,7 +9,8 @@
 //   tensor     tensors "<name>" as given (host copies)
 //   entry      any string (JSON text by convention)
 // Writing goes through a temporary file and a rename (nn/safetensors.h), so a crash never leaves a
-// half-written checkpoint. Every getter names the file and the missing or malformed part.
+// half-written checkpoint, and the file carries a checksum of its contents that load() verifies (a damaged
+// file is an nn::DamagedFile error naming it; a file of an earlier version without one loads unchecked). Every getter names the file and the missing or malformed part.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +55,8 @@ class TrainingState {
   void save(const std::string& path) const;
   static TrainingState load(const std::string& path);
   const std::string& source() const { return source_; }
+  // False for a file loaded without a checksum to verify (written before checkpoints carried one).
+  bool checksum_verified() const { return checksum_verified_; }
 
   const nn::NamedTensors& tensors() const { return tensors_; }
   const std::map<std::string, std::string>& entries() const { return entries_; }
@@ -64,6 +67,7 @@ class TrainingState {
   nn::NamedTensors tensors_;
   std::map<std::string, std::string> entries_;
   std::string source_ = "training state";
+  bool checksum_verified_ = false;
 };
 
 }  // namespace rematch::train
