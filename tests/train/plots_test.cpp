@@ -1,6 +1,6 @@
 // The run's plots: each writes a PNG of the expected size, draws its data where it should, says in a red
 // note what non-finite input it skipped or clamped, and refuses bad input without writing a file.
-#include "train/run/plots.h"
+#include "viz/plots.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The raster canvas: exact pixels of rectangles, lines, discs and text, clipping, the 5×7 font, and PNG
 // files checked by their header and by decoding them again with stb_image.
-#include "train/run/png_canvas.h"
+#include "viz/png_canvas.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "train/run/png_canvas.h"
+#include "viz/png_canvas.h"
 
 namespace rematch::test {
 

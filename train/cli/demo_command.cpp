@@ -9,9 +9,9 @@
 
 #include "train/cli/app.h"
 #include "train/methods/make_method.h"
-#include "train/run/plots.h"
 #include "train/run/run_folder.h"
 #include "train/synth/pairs_world.h"
+#include "viz/plots.h"
 
 namespace rematch::cli {
 namespace {

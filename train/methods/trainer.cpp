@@ -13,8 +13,8 @@
 #include "tensor/file_io.h"
 #include "train/methods/run_position.h"
 #include "train/run/interrupt.h"
-#include "train/run/plots.h"
 #include "train/run/progress.h"
+#include "viz/plots.h"
 
 namespace rematch::train {
 

@@ -10,7 +10,7 @@
 #include "ot/ot.h"
 #include "tensor/kernels.h"
 #include "train/losses/retrieval_losses.h"
-#include "train/run/plots.h"
+#include "viz/plots.h"
 
 namespace rematch::train {
 namespace {

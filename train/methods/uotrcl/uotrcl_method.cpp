@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "train/eval/map_metric.h"
-#include "train/run/plots.h"
+#include "viz/plots.h"
 
 namespace rematch::train {
 namespace {

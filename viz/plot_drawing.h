@@ -1,4 +1,4 @@
-// Internal to train/run/: the drawing pieces the plots of plots.h are made of — numbers on axes ("nice"
+// Internal to viz/: the drawing pieces the plots of plots.h are made of — numbers on axes ("nice"
 // ticks and their labels), a plot's header, legend, x/y axes and curves, colour maps, and the cell grids of
 // the heatmap and the confusion matrix. Coordinates are Canvas pixels.
 #pragma once
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "train/run/plots.h"
-#include "train/run/png_canvas.h"
+#include "viz/plots.h"
+#include "viz/png_canvas.h"
 
 namespace rematch::run::plot_detail {
 

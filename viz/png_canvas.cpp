@@ -1,4 +1,4 @@
-#include "train/run/png_canvas.h"
+#include "viz/png_canvas.h"
 
 #include <algorithm>
 #include <cmath>

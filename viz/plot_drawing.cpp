@@ -1,4 +1,4 @@
-#include "train/run/plot_drawing.h"
+#include "viz/plot_drawing.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
-#include "train/run/plots.h"
+#include "viz/plots.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "tensor/error.h"
-#include "train/run/plot_drawing.h"
+#include "viz/plot_drawing.h"
 
 namespace rematch::run {
 
