@@ -186,12 +186,13 @@ TEST_P(ResumeExactTest, InterruptedOrKilledRunsResumeToTheSameBytes) {
     int signal;
     std::function<bool(const std::vector<Line>&)> when;
   };
-  // The second epoch's second step (mid-epoch), and the first validation line (the next thing is a step).
+  // The second epoch's first step (mid-epoch), and the first validation line (the next thing is a step). A
+  // signal that comes only after the last step (a loaded machine) finds a run that ends normally: exit 0.
   const std::vector<Cut> cuts = {
       {"SIGINT mid-epoch", SIGINT,
        [](const std::vector<Line>& ls) {
          for (const Line& l : ls)
-           if (l.kind == "train" && l.epoch == 1 && l.step >= 2) return true;
+           if (l.kind == "train" && l.epoch == 1 && l.step >= 1) return true;
          return false;
        }},
       {"SIGINT after validation", SIGINT, [](const std::vector<Line>& ls) {
@@ -206,8 +207,9 @@ TEST_P(ResumeExactTest, InterruptedOrKilledRunsResumeToTheSameBytes) {
     ASSERT_TRUE(wait_until(p, [&] { return cut.when(metric_lines(d + "/run")); })) << what << ": never reached\n"
                                                                                     << p.log();
     p.signal(cut.signal);
-    ASSERT_EQ(p.wait(), 130) << what << "\n" << p.log();
-    resume_to_end(d, threads, what, env);
+    const int code = p.wait();
+    ASSERT_TRUE(code == 130 || code == 0) << what << ": exit " << code << "\n" << p.log();
+    if (code == 130) resume_to_end(d, threads, what, env);
     expect_same_run(method, threads, d, what);
   }
   // SIGKILL at a random moment of the run (seeded by the case, so a failure repeats).
