@@ -316,6 +316,10 @@ TEST_F(RunChaosTest, ASecondWriterIsRefusedAtOnceAndTheFirstRunLosesNothing) {
   EXPECT_NE(second.log().find("another process is writing this run (pid " + std::to_string(first.pid())),
             std::string::npos)
       << second.log();
+  // Readers take no lock: a dry run of the resume reads config.json while the run goes.
+  Program reader({"train", "--resume", "run", "--dry_run"}, d, d + "/reader.log", 1);
+  EXPECT_EQ(reader.wait(10), 0) << reader.log();
+  EXPECT_NE(reader.log().find("\"method\": \"triplet\""), std::string::npos) << reader.log();
   ASSERT_EQ(first.wait(), 0) << first.log();
   expect_same_run("triplet", 1, d, "with a second writer refused");
 }
