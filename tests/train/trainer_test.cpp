@@ -160,6 +160,38 @@ TEST_F(TrainerTest, WritesMetricsCheckpointsAndResults) {
   EXPECT_DOUBLE_EQ(o.test.metrics.at("mse"), -best);
 }
 
+// The trainer knows no statistic by name (issue 23 point 3): it shows what the method declares, where it says.
+class ToyWithStats : public ToyMethod {
+ public:
+  std::vector<EpochStat> epoch_stats() const override { return {{"epoch_stat", 1, true, true, true}}; }
+};
+
+TEST_F(TrainerTest, ShowsTheEpochStatisticsTheMethodDeclares) {
+  TrainConfig c = toy_config();
+  c.progress = "plain";
+  {
+    ToyMethod silent;
+    run::RunFolder folder(path("silent"), run::RunStart::Fresh);
+    std::ostringstream out;
+    run_training(silent, c, folder, false, out);
+    EXPECT_EQ(out.str().find("epoch_stat"), std::string::npos) << out.str();
+    EXPECT_FALSE(std::filesystem::exists(folder.plot_path("epoch_stat.png")));
+  }
+  ToyWithStats m;
+  run::RunFolder folder(path("run"), run::RunStart::Fresh);
+  std::ostringstream out;
+  const TrainOutcome o = run_training(m, c, folder, false, out);
+  EXPECT_NE(out.str().find("  epoch_stat 0.0"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("  epoch_stat 2.0"), std::string::npos) << out.str();
+  EXPECT_TRUE(std::filesystem::exists(folder.plot_path("epoch_stat.png")));
+  std::ifstream results(folder.results_path());
+  const std::string text((std::istreambuf_iterator<char>(results)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("- epoch_stat (epoch " + std::to_string(o.best_epoch + 1) + "): " +
+                      std::to_string(o.best_epoch).substr(0, 1)),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(TrainerTest, InterruptedRunResumesToIdenticalMetrics) {
   std::ostringstream out;
   ToyMethod plain;

@@ -1,5 +1,5 @@
 // The interface every training method implements (triplet, infonce, rcl, l2rm, rcsl, rcsl-nc, uotrcl), and
-// the only thing train/run/trainer.h drives. A method owns its data, models, optimizers, schedules and
+// the only thing train/methods/trainer.h drives. A method owns its data, models, optimizers, schedules and
 // generators; the trainer owns the loop around it: epochs and steps, progress, metrics.jsonl, SIGINT,
 // non-finite losses, validation, checkpoints (latest and best) and the final test.
 //
@@ -45,7 +45,17 @@ struct StepResult {
 struct EpochInfo {
   std::string phase;   // "train", "warmup", "main", "learning", "mining", ...
   int64_t steps = 0;   // train_step calls this epoch
-  Scalars stats;       // e.g. clean_size, clean_precision, label_accuracy
+  Scalars stats;       // e.g. clean_size, clean_precision, label_accuracy (metrics.jsonl's epoch_start record)
+};
+
+// An EpochInfo statistic a method declares (Method::epoch_stats), and where the trainer shows it. The trainer
+// knows no statistic by name: every stat goes to metrics.jsonl; the declared ones also where they say.
+struct EpochStat {
+  std::string name;        // the key in EpochInfo::stats
+  int digits = 3;          // printed fixed-point with this many digits
+  bool epoch_line = false; // on the epoch's summary line ("val 420.50 (best)  clean_precision 0.812")
+  bool plot = false;       // plotted over the epochs, plots/<name>.png
+  bool results = false;    // in results.md's notes: "- <name> (epoch E): <value>", the best state's epoch
 };
 
 struct EvalResult {
@@ -107,6 +117,8 @@ class Method {
   virtual void write_plots(const std::string& dir, int64_t epoch) { (void)dir; (void)epoch; }
   // Extra lines for results.md (split quality, corrected-label accuracy, ...), markdown.
   virtual std::string results_notes() const { return ""; }
+  // The statistics of EpochInfo::stats the trainer shows, in the order it shows them (EpochStat).
+  virtual std::vector<EpochStat> epoch_stats() const { return {}; }
 };
 
 }  // namespace rematch::train

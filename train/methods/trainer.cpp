@@ -67,8 +67,11 @@ StepResult guarded_step(Method& method, int64_t epoch, int64_t step, bool anomal
   }
 }
 
-void write_curves(const run::RunFolder& folder) {
+// plots/loss.png, plots/validation.png, and plots/<name>.png of each statistic the method declares with `plot`
+// (its values of metrics.jsonl's epoch_start records, by epoch).
+void write_curves(const run::RunFolder& folder, const std::vector<EpochStat>& stats) {
   std::vector<double> steps, losses, epochs, scores;
+  std::vector<std::vector<double>> stat_epochs(stats.size()), stat_values(stats.size());
   int64_t global = 0, last_epoch = -1, epoch_base = 0, last_step = 0;
   for (const run::MetricRecord& r : run::read_metrics(folder.metrics_path())) {
     if (r.epoch != last_epoch) {
@@ -84,6 +87,12 @@ void write_curves(const run::RunFolder& folder) {
     } else if (r.kind == "val" && r.has("score")) {
       epochs.push_back(static_cast<double>(r.epoch + 1));
       scores.push_back(r.get("score"));
+    } else if (r.kind == "epoch_start") {
+      for (size_t i = 0; i < stats.size(); ++i)
+        if (stats[i].plot && r.has(stats[i].name)) {
+          stat_epochs[i].push_back(static_cast<double>(r.epoch + 1));
+          stat_values[i].push_back(r.get(stats[i].name));
+        }
     }
   }
   if (!steps.empty())
@@ -91,6 +100,20 @@ void write_curves(const run::RunFolder& folder) {
   if (!epochs.empty())
     run::line_plot(folder.plot_path("validation.png"), "validation score", "epoch", "score",
                    {{"validation", epochs, scores, std::nullopt}});
+  for (size_t i = 0; i < stats.size(); ++i)
+    if (!stat_epochs[i].empty())
+      run::line_plot(folder.plot_path(stats[i].name + ".png"), stats[i].name + " per epoch", "epoch", stats[i].name,
+                     {{stats[i].name, stat_epochs[i], stat_values[i], std::nullopt}});
+}
+
+// The epoch line's part for the statistics the method shows there ("  clean_precision 0.812").
+std::string epoch_line_stats(const std::vector<EpochStat>& declared, const Scalars& stats) {
+  std::string out;
+  for (const EpochStat& d : declared) {
+    const auto it = stats.find(d.name);
+    if (d.epoch_line && it != stats.end()) out += "  " + d.name + " " + fixed(it->second, d.digits);
+  }
+  return out;
 }
 
 // Under a file-size limit (ulimit -f) a write past it raises SIGXFSZ, whose default action kills the process
@@ -217,8 +240,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
       summary += " (this stage does not compete for the best state)";
     else
       summary += " (best " + fixed(pos.best_score, 2) + ")";
-    for (const auto& [k, v] : info.stats)
-      if (k == "clean_precision" || k == "label_accuracy") summary += "  " + k + " " + fixed(v, 3);
+    summary += epoch_line_stats(method.epoch_stats(), info.stats);
     if (steps > 0)
       progress.end_epoch(summary);
     else
@@ -231,7 +253,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     saved = pos;
     pos.epoch_done = false;
     if (config.plots) {
-      write_curves(folder);
+      write_curves(folder, method.epoch_stats());
       method.write_plots(folder.plots_dir(), e);
     }
   }
@@ -289,8 +311,17 @@ std::string results_markdown(const Method& method, const TrainConfig& c, const T
     << "| seed | " << c.seed << " |\n| device | " << c.device << " |\n\n"
     << "Best validation score " << fixed(o.best_score, 2) << " at epoch " << o.best_epoch + 1 << ".\n\n"
     << "## Test (best validated state)\n\n```\n" << o.test.table << "\n```\n";
-  const std::string notes = method.results_notes();
-  if (!notes.empty()) s << "\n## Notes\n\n" << notes;
+  // The method's notes, then the statistics it declares for results.md, of the state tested (the best epoch's;
+  // the last epoch's when none was validated as best).
+  std::ostringstream notes;
+  notes << method.results_notes();
+  const Scalars stats = method.current_epoch().stats;
+  const int64_t epoch = o.best_epoch >= 0 ? o.best_epoch + 1 : method.num_epochs();
+  for (const EpochStat& d : method.epoch_stats()) {
+    const auto it = stats.find(d.name);
+    if (d.results && it != stats.end()) notes << "- " << d.name << " (epoch " << epoch << "): " << it->second << "\n";
+  }
+  if (!notes.str().empty()) s << "\n## Notes\n\n" << notes.str();
   return s.str();
 }
 

@@ -34,6 +34,8 @@ class L2rmMethod : public PairsMethod {
   void load_state(const TrainingState& state) override;
   void write_plots(const std::string& dir, int64_t epoch) override;
   std::string results_notes() const override;
+  // The split's clean-set precision against the injected noise: on the epoch line and plotted.
+  std::vector<EpochStat> epoch_stats() const override { return {{"clean_precision", 3, true, true, false}}; }
 
   // Per-sample split losses of every training caption (index = caption), with the model in eval mode.
   std::vector<double> per_sample_losses(int64_t epoch);

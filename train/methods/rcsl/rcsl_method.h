@@ -79,6 +79,7 @@ class RcslMethod : public Method {
   bool best_candidate(int64_t epoch) const override;
   void write_run_files(const std::string& dir) override;
   std::string results_notes() const override;
+  std::vector<EpochStat> epoch_stats() const override;
 
   models::VseModel& model() { return *model_; }
   const PairsData& data() const { return data_; }
