@@ -11,6 +11,7 @@
 #include "train/cli/synth_command.h"
 #include "train/cli/train_command.h"
 #include "train/cli/demo_command.h"
+#include "train/cli/data_command.h"
 
 namespace rematch::cli {
 namespace {
@@ -43,6 +44,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   add_init_checkpoint_command(app, out);
   add_train_command(app, out, err);
   add_demo_command(app, out, err);
+  add_data_command(app, out);
   // CLI11 would only say "A subcommand is required" for `rematch frobnicate`; name the word and the choices.
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;
