@@ -1,12 +1,12 @@
 // nn::GRU and the functional gru(): input checks, the packed layout, and the one autograd node that runs the
-// kernels of one layer in both directions: nn/gru_cpu.* for host tensors, nn/cuda/gru_cuda.h for CUDA ones.
+// kernels of one layer in both directions: nn/cpu/gru.cpp for host tensors, nn/cuda/gru.cu for CUDA ones.
 #include "nn/gru.h"
 
 #include <cmath>
 #include <memory>
 
-#include "nn/cuda/gru_cuda.h"
-#include "nn/gru_cpu.h"
+#include "nn/cuda/gru_kernels.h"
+#include "nn/cpu/gru_kernels.h"
 
 namespace rematch::nn {
 namespace {

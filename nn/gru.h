@@ -4,7 +4,7 @@
 // 0 and h_n holds each direction's state after its last real step. Gate order r, z, n with the reset gate
 // applied after the recurrent product:
 //   n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)),  h' = (1 − z) ⊙ n + z ⊙ h,  initial state 0.
-// One autograd node covers the whole layer (kernels in nn/gru_cpu.* and nn/cuda/gru_cuda.h). CPU or CUDA
+// One autograd node covers the whole layer (kernels in nn/cpu/gru.cpp and nn/cuda/gru.cu). CPU or CUDA
 // tensors, float32 or float64; the lengths stay on the host. It does not do multiple layers, dropout between
 // layers or a given initial state.
 #pragma once

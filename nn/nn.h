@@ -3,7 +3,8 @@
 // BatchNorm1d, Dropout, activations — their initialisers, the losses and similarity functions, optimizers,
 // learning-rate schedules, gradient clipping, and safetensors checkpoints.
 // It does not define the retrieval models (models/) or the training methods and data (train/). Layers are
-// written from the differentiable op API of autograd/; only the GRU has fused kernels of its own (gru_cpu).
+// written from the differentiable op API of autograd/; only the GRU has fused kernels of its own (nn/cpu/gru.cpp,
+// nn/cuda/gru.cu).
 #pragma once
 
 #include "nn/activations.h"

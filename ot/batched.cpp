@@ -1,6 +1,6 @@
 // The driver every Sinkhorn solve goes through: shape/dtype/device checks, the device dispatch, and on the
-// CPU the OpenMP loop over problems around cpu::solve (ot/sinkhorn.cpp); CUDA costs go to the fused kernels of
-// ot/cuda/ (ot/cuda/sinkhorn_cuda.h).
+// CPU the OpenMP loop over problems around cpu::solve (ot/cpu/sinkhorn.cpp); CUDA costs go to the fused kernels of
+// ot/cuda/ (ot/cuda/sinkhorn_kernels.h).
 #include "ot/batched.h"
 
 #include <omp.h>
@@ -13,8 +13,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ot/cuda/sinkhorn_cuda.h"
-#include "ot/sinkhorn_kernels.h"
+#include "ot/cuda/sinkhorn_kernels.h"
+#include "ot/cpu/sinkhorn_kernels.h"
 
 namespace rematch::ot {
 

@@ -10,7 +10,7 @@
 // Numerics: the log domain (default) keeps log-potentials and evaluates each LSE max-shifted, so ξ/ε = 10⁴
 // (L2RM's dummy cost, docs/methods/l2rm.md §1.5) neither overflows nor underflows; between those exact sweeps it caches
 // the kernel at the current potentials (absorption, Schmitzer 2019) so that most sweeps are two matrix-vector
-// products — the same iterates to rounding (details in ot/sinkhorn.cpp). The scaling domain (u = a / Kv,
+// products — the same iterates to rounding (details in ot/cpu/sinkhorn.cpp). The scaling domain (u = a / Kv,
 // v = b / Kᵀu with K = exp(−C/ε) fixed) fails once C/ε exceeds ~700 (float64) or ~87 (float32); it then
 // stops with an error that says so rather than returning NaN.
 #pragma once

@@ -52,6 +52,7 @@ template <typename T> struct type_tag { using type = T; };
 
 // Calls f(type_tag<T>{}) with the C++ type of `t`: `dispatch_all(t, [&](auto tag) { using T = typename
 // decltype(tag)::type; ... })`. The `_float` variant accepts only floating types and names `op` otherwise.
+// (Defined in tensor/dtype.cpp, which needs only tensor/error.h.)
 void throw_dtype_unsupported(const char* op, DType t, const char* expected);
 
 template <typename F> decltype(auto) dispatch_all(DType t, F&& f) {

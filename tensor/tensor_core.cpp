@@ -7,10 +7,6 @@
 
 namespace rematch {
 
-void throw_dtype_unsupported(const char* op, DType t, const char* expected) {
-  REMATCH_FAIL(op, ": dtype ", dtype_name(t), " is not supported (expected ", expected, ")");
-}
-
 void Tensor::check_defined(const char* what) const {
   REMATCH_CHECK(impl_ != nullptr, what, ": the tensor is undefined (default-constructed)");
 }

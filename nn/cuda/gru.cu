@@ -1,5 +1,5 @@
-// CUDA kernels of nn::GRU; the plan and the layout are described in nn/cuda/gru_cuda.h. The gate equations
-// are PyTorch's, exactly as the CPU path (nn/gru_cpu.cpp) evaluates them:
+// CUDA kernels of nn::GRU; the plan and the layout are described in nn/cuda/gru_kernels.h. The gate equations
+// are PyTorch's, exactly as the CPU path (nn/cpu/gru.cpp) evaluates them:
 //   r = σ(W_ir x + b_ir + W_hr h + b_hr),  z = σ(W_iz x + b_iz + W_hz h + b_hz),
 //   n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)),  h' = (1 − z) ⊙ n + z ⊙ h.
 // Shapes: B batch, T steps, I input, H hidden, G = 3H gate rows, D directions, N = total packed rows.
@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "nn/cuda/gru_cuda.h"
+#include "nn/cuda/gru_kernels.h"
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/cublas_check.h"
 #include "tensor/cuda/cuda_kernels.h"

@@ -1,7 +1,7 @@
-// CPU-only build: the CUDA kernels of nn/cuda/gru_cuda.h do not exist. No CUDA tensor can be made in such a
+// CPU-only build: the CUDA kernels of nn/cuda/gru_kernels.h do not exist. No CUDA tensor can be made in such a
 // build (allocation fails first, tensor/cuda/runtime_disabled.cpp), so these only satisfy the linker and say
 // why if ever reached.
-#include "nn/cuda/gru_cuda.h"
+#include "nn/cuda/gru_kernels.h"
 
 namespace rematch::nn::gru_cuda {
 namespace {

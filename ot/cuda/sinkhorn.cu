@@ -19,7 +19,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "ot/cuda/sinkhorn_cuda.h"
+#include "ot/cuda/sinkhorn_kernels.h"
 #include "ot/cuda/sinkhorn_launch.h"
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/runtime.h"
@@ -86,7 +86,7 @@ class Scratch {
   size_t size_ = 0;
 };
 
-// The scaling domain's error, worded as ot/sinkhorn.cpp words it (tests/ot/sinkhorn_cuda_test.cpp compares).
+// The scaling domain's error, worded as ot/cpu/sinkhorn.cpp words it (tests/ot/sinkhorn_cuda_test.cpp compares).
 template <typename T> std::string scaling_error(double epsilon) {
   return rematch::detail::concat("scaling domain: exp(-C/epsilon) underflows or overflows at epsilon = ", epsilon,
                                  " (it is 0 once C/epsilon exceeds ~", std::is_same_v<T, float> ? 87 : 708,

@@ -2,14 +2,14 @@
 // problem — the state in shared memory and the two schedules below; the half-steps they are made of are
 // defined in sinkhorn_block_steps.cuh.
 //
-// A log sweep is Cuturi's (2013) pair u = a / Kv, v = b / Kᵀu in the log domain, as ot/sinkhorn.cpp's:
+// A log sweep is Cuturi's (2013) pair u = a / Kv, v = b / Kᵀu in the log domain, as ot/cpu/sinkhorn.cpp's:
 //   φ_i = log a_i − LSE_j(ψ_j − C_ij/ε),   then   ψ_j = log b_j − LSE_i(φ_i − C_ij/ε),
 // each LSE shifted by its value of the previous log sweep (one exp per entry) and redone shifted by the exact
 // maximum when that sum leaves the safe range or there is no previous value; the first column half-step takes
 // exact maxima first — the CPU's schedule.
 //
 // Two variants, chosen by whether the kernel matrix fits in shared memory:
-//   cached    the CPU solver's state machine (ot/sinkhorn.cpp run()): after a log sweep the kernel at the current
+//   cached    the CPU solver's state machine (ot/cpu/sinkhorn.cpp run()): after a log sweep the kernel at the current
 //             potentials, K̃ = exp(φ̄ ⊕ ψ̄ − C/ε) (Schmitzer 2019's absorption), is kept in shared memory and the
 //             next sweeps are u = a / K̃v, v = b / K̃ᵀu — one multiply-add per entry instead of an exp, the
 //             same iterates to rounding; re-absorbed when u or v leave [e^−τ, e^τ], back to a log sweep when a
@@ -82,7 +82,7 @@ template <typename T, bool kCached> class BlockSolver {
 
   // ---- the two schedules -------------------------------------------------------------------------------------
 
-  // ot/sinkhorn.cpp Solver::run(), step for step; every branch is taken by the whole block (its conditions are
+  // ot/cpu/sinkhorn.cpp Solver::run(), step for step; every branch is taken by the whole block (its conditions are
   // block reductions). Returns whether the rule was met; `it` counts the sweeps.
   __device__ bool run_cached(int64_t& it) {
     if (p_.scaling && !absorb()) return fail();
@@ -158,7 +158,7 @@ template <typename T, bool kCached> class BlockSolver {
 
   // φ = f0/ε (or 0), ψ = g0/ε (or 0); no previous LSE (−inf: the first half-steps take exact maxima). In the
   // log variant's scaling domain the fixed kernel carries v_j = 0 on zero-weight columns from the start
-  // (ot/sinkhorn.cpp absorb()), so their ψ starts at −inf there; the cached variant absorbs exactly that.
+  // (ot/cpu/sinkhorn.cpp absorb()), so their ψ starts at −inf there; the cached variant absorbs exactly that.
   __device__ void init() {
     const int t = threadIdx.x, nt = blockDim.x;
     for (int64_t i = t; i < n_; i += nt) {
@@ -187,7 +187,7 @@ template <typename T, bool kCached> class BlockSolver {
   __device__ double update_phi(bool change);
   __device__ void check_rows();
 
-  // ---- the cached kernel (ot/sinkhorn.cpp absorb(), cached_sweep(), materialize()) ---------------------------
+  // ---- the cached kernel (ot/cpu/sinkhorn.cpp absorb(), cached_sweep(), materialize()) -----------------------
   __device__ bool absorb();
   __device__ bool cached_sweep();
   __device__ bool kernel_rows(const T* x, T* out);

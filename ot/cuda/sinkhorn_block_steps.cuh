@@ -10,14 +10,14 @@
 
 namespace rematch::ot::cuda::detail {
 
-// Scalings of a cached kernel stay in [e^−τ, e^τ] (ot/sinkhorn.cpp kTau).
+// Scalings of a cached kernel stay in [e^−τ, e^τ] (ot/cpu/sinkhorn.cpp kTau).
 template <typename T> constexpr double kTau = sizeof(T) == 4 ? 15.0 : 100.0;
 
 // ---- log half-steps -------------------------------------------------------------------------------------------
 
 // rlse_i = LSE_j(ψ_j − C_ij/ε) for every row of positive weight: `lanes` lanes per row, rows in rounds that
 // keep every lane of a warp in the shuffles. Shifted by the previous rlse_i when that sum is safe, else
-// recomputed shifted by the row maximum (ot/sinkhorn.cpp row_lse()).
+// recomputed shifted by the row maximum (ot/cpu/sinkhorn.cpp row_lse()).
 template <typename T, bool kCached>
 __device__ void BlockSolver<T, kCached>::row_pass() {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
@@ -53,7 +53,7 @@ __device__ void BlockSolver<T, kCached>::row_pass() {
 // ψ_j = log b_j − LSE_i(φ_i − C_ij/ε). Thread u of G·m works on column u mod m over the rows ≡ u / m
 // (mod G), G = max(1, threads / m), and the G partial sums are added in order. `exact` (the first sweep)
 // first takes the column maxima as shifts; otherwise the previous LSE is the shift and a column whose sum is
-// out of range is redone down the column by one thread (ot/sinkhorn.cpp col_lse()). Ends synchronised.
+// out of range is redone down the column by one thread (ot/cpu/sinkhorn.cpp col_lse()). Ends synchronised.
 template <typename T, bool kCached>
 __device__ void BlockSolver<T, kCached>::col_pass(bool exact) {
   const int t = threadIdx.x, nt = blockDim.x;
@@ -133,7 +133,7 @@ __device__ void BlockSolver<T, kCached>::check_rows() {
     if (a_[i] > T(0) && !log_sum_ok<T>(double(phibar_[i]) + double(rlse_[i]))) *flag_ = 1;
 }
 
-// ---- the cached kernel (ot/sinkhorn.cpp absorb(), cached_sweep(), materialize()) ------------------------------
+// ---- the cached kernel (ot/cpu/sinkhorn.cpp absorb(), cached_sweep(), materialize()) --------------------------
 
 // K̃ = exp(φ ⊕ ψ − C/ε) at the current potentials (the current plan), φ̄ = φ, ψ̄ = ψ, u = v = 1 (0 for zero
 // weights), s = K̃v. False (and the state left in the log domain) when a row sum of K̃ is unsafe.

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "ot/cuda/sinkhorn_cuda.h"
+#include "ot/cuda/sinkhorn_kernels.h"
 #include "ot/cuda/sinkhorn_launch.h"
 
 namespace rematch::ot::cuda::detail {
@@ -36,7 +36,7 @@ __device__ __forceinline__ double exp_dev(double x) { return exp(x); }
 __device__ __forceinline__ float log_dev(float x) { return logf(x); }
 __device__ __forceinline__ double log_dev(double x) { return log(x); }
 
-// A shifted sum is trusted in [kSumLo, kSumHi] (ot/sinkhorn_kernels.h).
+// A shifted sum is trusted in [kSumLo, kSumHi] (ot/cpu/sinkhorn_kernels.h).
 template <typename T> __device__ __forceinline__ bool sum_ok(T s) {
   return s >= T(kSumLo<T>) && s <= T(kSumHi<T>);
 }

@@ -4,7 +4,7 @@
 //
 // Block b owns the rows [b·n/B, (b+1)·n/B): their φ, their row log-sum-exps, and — when the slabs fit — their
 // row slab of C/ε in shared memory for the whole solve (32000×201 float32 is 194 KB per SM). A sweep
-// (Cuturi 2013, log domain, as ot/sinkhorn.cpp's log sweep):
+// (Cuturi 2013, log domain, as ot/cpu/sinkhorn.cpp's log sweep):
 //   1. φ_i = log a_i − rlse_i on the block's rows;
 //   2. per-block column partials of LSE_i(φ_i − C_ij/ε) over the block's rows   → grid barrier
 //   3. ψ_j = log b_j − LSE (the partials merged, one warp per column)           → grid barrier
@@ -201,7 +201,7 @@ template <typename T, bool kResident> class GridSolver {
       }
       const T clse = lse_value(mx, s);
       w_.psi[j] = log_dev(bj) - clse;
-      // Scaling domain: t_j = exp(ψ̄_j + clse_j) must stay in range (ot/sinkhorn.cpp cached_sweep()); ψ̄_j
+      // Scaling domain: t_j = exp(ψ̄_j + clse_j) must stay in range (ot/cpu/sinkhorn.cpp cached_sweep()); ψ̄_j
       // was written by another block.
       if (p_.scaling && !log_sum_ok<T>(double(__ldcg(w_.psibar + j)) + double(clse))) atomicOr(w_.flag, 1);
     }

@@ -1,4 +1,4 @@
-// nn::GRU on a CUDA device against the CPU path (nn/cuda/gru.cu vs nn/gru_cpu.cpp): the output, h_n and the
+// nn::GRU on a CUDA device against the CPU path (nn/cuda/gru.cu vs nn/cpu/gru.cpp): the output, h_n and the
 // gradient of x and of every weight for the loss (output·go).sum() + (h_n·gh).sum() on the same inputs;
 // uni- and bidirectional, mixed lengths (ties, length 1, every sequence shorter than the padded T), B = 1, no
 // padding at all, odd hidden sizes, float32 and float64; gradients of only some inputs; a forward without a

@@ -2,7 +2,7 @@
 // potentials, marginal errors and convergence; masked entries exactly 0; valid sizes; both stopping rules and
 // check_every; warm starts and zero weights; the scaling domain; partial OT with each dummy-cost convention;
 // L2RM's 129×129 calls at ε = 0.01 and 0.07; large square, tall and 2048² problems; both variants of both
-// kernel families (ot/cuda/sinkhorn_cuda.h); bitwise-repeatable runs; the CPU's error messages. Every test
+// kernel families (ot/cuda/sinkhorn_kernels.h); bitwise-repeatable runs; the CPU's error messages. Every test
 // skips without a CUDA device.
 //
 // Tolerances. float64: the same iteration counts, plans within 1e-12 + 1e-8 relative (the two sides differ in
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ot/cuda/sinkhorn_cuda.h"
+#include "ot/cuda/sinkhorn_kernels.h"
 #include "ot/ot.h"
 #include "test_util.h"
 

@@ -38,7 +38,7 @@ struct Tuning {
 void set_tuning(const Tuning& tuning);
 Tuning tuning();
 
-// The safe range of a shifted log-sum-exp sum, as on the CPU (ot/sinkhorn_kernels.h kSumLo/kSumHi;
+// The safe range of a shifted log-sum-exp sum, as on the CPU (ot/cpu/sinkhorn_kernels.h kSumLo/kSumHi;
 // ot/batched.cpp asserts they agree): outside it the sum is redone shifted by the exact maximum, and the
 // scaling domain's fixed kernel counts as under- or overflowed.
 template <typename T> constexpr double kSumLo = sizeof(T) == 4 ? 1e-25 : 1e-250;

@@ -1,4 +1,4 @@
-// The vectorised CPU building blocks of the Sinkhorn solver (ot/sinkhorn.cpp): exp for float64, the two
+// The vectorised CPU building blocks of the Sinkhorn solver (ot/cpu/sinkhorn.cpp): exp for float64, the two
 // passes of a shifted row log-sum-exp, row-block dot products and axpys for the cached kernel, and the thread
 // team a problem's loops are split over. Internal to ot/: not part of the public API (ot/ot.h).
 #pragma once

@@ -1,5 +1,5 @@
 // The CUDA kernels behind nn::GRU (nn/gru.h), internal to nn/: one GRU layer, both directions at once,
-// forward and backward. The plan and the packed layout are the CPU path's (nn/gru_cpu.h: one GEMM for the
+// forward and backward. The plan and the packed layout are the CPU path's (nn/cpu/gru_kernels.h: one GEMM for the
 // input projections of all steps, then per step one GEMM with W_hh and one fused gate kernel), with the two
 // directions stacked so each GEMM and each gate launch covers both: at step s the rows still running are the
 // same prefix 0 .. active[s]-1 of the sorted batch in either direction (the reverse direction only reads a
@@ -17,7 +17,7 @@
 
 #include <vector>
 
-#include "nn/gru_cpu.h"
+#include "nn/cpu/gru_kernels.h"
 #include "tensor/tensor.h"
 
 namespace rematch::nn::gru_cuda {

@@ -1,8 +1,8 @@
-// CPU kernels of nn::GRU; the layout and the plan are described in nn/gru_cpu.h. The gate equations are
+// CPU kernels of nn::GRU; the layout and the plan are described in nn/cpu/gru_kernels.h. The gate equations are
 // PyTorch's (gate order r, z, n, reset applied after the recurrent product):
 //   r = σ(W_ir x + b_ir + W_hr h + b_hr),  z = σ(W_iz x + b_iz + W_hz h + b_hz),
 //   n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)),  h' = (1 − z) ⊙ n + z ⊙ h.
-#include "nn/gru_cpu.h"
+#include "nn/cpu/gru_kernels.h"
 
 #include <cblas.h>
 
