@@ -14,9 +14,10 @@
 # Standalone from the repository root, for any build with the CUDA backend and the benchmarks:
 #   cmake -S . -B build-gpu -DREMATCH_CUDA=ON && cmake --build build-gpu -j --target sinkhorn_cuda_bench
 #   bench/run_sinkhorn_cuda.sh [BUILD_DIR]       # default build-gpu; PYTHON=<python with torch> (default python3)
-# Extra arguments after BUILD_DIR go to the benchmark binary (e.g. --benchmark_filter=129x129). With $OUT set,
-# the table's rows and its checks (value >= target) are also written to $OUT/sinkhorn_cuda.json. Without a
-# CUDA device it says so and exits 0.
+# Extra arguments after BUILD_DIR go to the benchmark binary. CASES=batch runs only the 129×129 batches,
+# CASES=large only the large problems (both sides; default all). With $OUT set, the table's rows and its checks
+# (value >= target) are also written to $OUT/sinkhorn_cuda.json (sinkhorn_cuda_batch.json,
+# sinkhorn_cuda_large.json with CASES). Without a CUDA device it says so and exits 0.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=runner_common.sh
@@ -24,9 +25,19 @@ source "$(dirname "${BASH_SOURCE[0]}")/runner_common.sh"
 python="${PYTHON:-python3}"
 runner_setup "${1:-build-gpu}" sinkhorn_cuda_bench
 shift || true
+cases="${CASES:-all}"
+case "$cases" in
+  all) filter="" json_name=sinkhorn_cuda.json ;;
+  batch) filter="129x129" json_name=sinkhorn_cuda_batch.json ;;
+  large) filter="43000x11|32000x201|32768x32768" json_name=sinkhorn_cuda_large.json ;;
+  *)
+    echo "error: CASES must be all, batch or large (got '$cases')" >&2
+    exit 2
+    ;;
+esac
 
-echo "running $binary ..." >&2
-runner_gbench "$binary" "$tmp/rematch.json" "$@"
+echo "running $binary${filter:+ (cases matching $filter)} ..." >&2
+runner_gbench "$binary" "$tmp/rematch.json" ${filter:+"--benchmark_filter=$filter"} "$@"
 # Without a device (or without CUDA) the binary prints one line instead of JSON.
 if [[ "$(head -c1 "$tmp/rematch.json")" != "{" ]]; then
   cat "$tmp/rematch.json"
@@ -34,19 +45,20 @@ if [[ "$(head -c1 "$tmp/rematch.json")" != "{" ]]; then
   exit 0
 fi
 echo "running the PyTorch eager baseline ..." >&2
-"$python" "$root/bench/baselines/sinkhorn_cuda.py" >"$tmp/torch.jsonl"
+"$python" "$root/bench/baselines/sinkhorn_cuda.py" --filter "$filter" >"$tmp/torch.jsonl"
 
 clock_mhz="$(nvidia-smi --query-gpu=clocks.max.sm --format=csv,noheader,nounits 2>/dev/null | head -1 |
   tr -d ' ' || true)"
 runner_commit
 
-"$python" - "$root/bench" "$tmp/rematch.json" "$tmp/torch.jsonl" "${clock_mhz:-}" "$commit" "${OUT:-}" <<'PYEOF'
+"$python" - "$root/bench" "$tmp/rematch.json" "$tmp/torch.jsonl" "${clock_mhz:-}" "$commit" "${OUT:-}" "$json_name" \
+  <<'PYEOF'
 import datetime
 import json
 import os
 import sys
 
-bench_dir, rematch_path, torch_path, clock_mhz, commit, out_dir = sys.argv[1:7]
+bench_dir, rematch_path, torch_path, clock_mhz, commit, out_dir, json_name = sys.argv[1:8]
 sys.path.insert(0, bench_dir)
 import compare  # noqa: E402
 
@@ -130,7 +142,7 @@ print()
 print("%d of %d targets met (speed-ups against PyTorch; large problems within 2x of their bound)"
       % (sum(c["verdict"] == "met" for c in checks), len(checks)))
 if out_dir:
-    with open(os.path.join(out_dir, "sinkhorn_cuda.json"), "w") as f:
+    with open(os.path.join(out_dir, json_name), "w") as f:
         json.dump({"device": device, "sm_clock_hz": clock_hz, "commit": commit, "rows": results, "checks": checks},
                   f, indent=1)
 PYEOF

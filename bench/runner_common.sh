@@ -14,6 +14,7 @@
 #                                    aggregates (mean, median, ...), JSON into FILE
 #   runner_loadavg                   prints the 1, 5 and 15 minute load averages
 #   runner_commit                    sets `commit`: the short HEAD commit, "+dirty" with uncommitted changes
+#                                    (without git: $REMATCH_COMMIT, else "unknown")
 #   runner_machine_info              sets `cpu` (the CPU's model name, empty when unknown) and `commit`
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -52,7 +53,11 @@ runner_loadavg() {
 }
 
 runner_commit() {
-  commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  if ! commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null)"; then
+    # A copy without .git (the GPU machine's): the commit tools/gpu_check.sh read from the prebuilt binaries.
+    commit="${REMATCH_COMMIT:-unknown}"
+    return
+  fi
   if [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
 }
 

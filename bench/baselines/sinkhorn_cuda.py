@@ -15,11 +15,12 @@ Also one line {"case": "_device", ...}: the device name, its multiprocessor coun
 bandwidth measured here (bytes read plus bytes written per second), which the runner uses for the memory bound.
 Times are medians of repeats after a warm-up, with torch.cuda.synchronize() around each.
 
-Run on the GPU machine: python3 bench/baselines/sinkhorn_cuda.py [--filter SUBSTRING]
+Run on the GPU machine: python3 bench/baselines/sinkhorn_cuda.py [--filter REGEX]  (cases whose name it matches)
 Prints one JSON object per line.
 """
 import argparse
 import json
+import re
 import statistics
 import time
 
@@ -68,7 +69,7 @@ def copy_bandwidth():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--filter", default="", help="run only cases whose name contains this")
+    parser.add_argument("--filter", default="", help="run only cases whose name this regular expression matches")
     args = parser.parse_args()
     props = torch.cuda.get_device_properties(0)
     print(json.dumps({"case": "_device", "name": props.name, "sms": props.multi_processor_count,
@@ -76,7 +77,7 @@ def main():
     with torch.no_grad():
         for batch, sweeps in BATCHES.items():
             case = "cuda_f32_129x129_B%d_1000it" % batch
-            if args.filter not in case:
+            if not re.search(args.filter, case):
                 continue
             a, b, C = problem(batch, 129, 129)
             seconds = timed(lambda: sinkhorn(a, b, C, 0.01, sweeps), 3)
@@ -84,7 +85,7 @@ def main():
                               "sweeps_run": sweeps, "sweeps": 1000}), flush=True)
         for name, (n, m, lo, hi) in LARGE.items():
             case = "cuda_f32_" + name
-            if args.filter not in case:
+            if not re.search(args.filter, case):
                 continue
             a, b, C = problem(1, n, m)
             t_lo = timed(lambda: sinkhorn(a, b, C, 0.05, lo), 3)
