@@ -88,6 +88,7 @@ train::TrainConfig method_config(const std::string& method, const DemoOptions& o
   c.overwrite = true;  // the demo's own run folders: a second demo replaces the first
   c.progress = o.progress;
   c.log_step = 5;
+  train::resolve_defaults(c);
   return c;
 }
 

@@ -20,13 +20,13 @@ namespace {
 
 using train::TrainConfig;
 
-void add_flags(CLI::App& cmd, TrainConfig& c) {
+void add_flags(CLI::App& cmd, TrainConfig& c, std::string& device) {
   auto opt = [&](const std::string& name, auto& field, const std::string& help) {
     return cmd.add_option("--" + name, field, help);
   };
   opt("method", c.method, "triplet | infonce | rcl | l2rm | rcsl | rcsl-nc | uotrcl");
   opt("preset", c.preset, "Official hyperparameters: f30k | coco | cc152k (pairs, rcsl) or wiki | nus | xmedianet (uotrcl)");
-  opt("device", c.device, "cpu | cuda | cuda:N")->capture_default_str();
+  opt("device", device, "cpu | cuda | cuda:N")->capture_default_str();
   opt("seed", c.seed, "Random seed (weights, batches, noise unless --noise_seed)")->capture_default_str();
   opt("data_path", c.data_path, "Folder holding <data_name>/ (SCAN precomp layout), or the labelled data file/folder (uotrcl)");
   opt("data_name", c.data_name, "Data set folder, e.g. f30k_precomp (default <preset>_precomp)");
@@ -160,7 +160,7 @@ void dry_run(const TrainConfig& c, std::ostream& out, std::ostream& err) {
   }
   const std::vector<train::DataFile> files = train::check_data_files(c);
   try {
-    usable_device(c.device, "--device");
+    usable_device(c.device.spec(), "--device");
   } catch (const std::exception& e) {
     err << "note: " << e.what() << "\n";
   }
@@ -198,7 +198,7 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOption
       throw UsageError(e.what());
     }
     if (dry) return dry_run(c, out, err);
-    usable_device(c.device, "--device");  // before any data is read
+    usable_device(c.device.spec(), "--device");  // before any data is read
     run = train::train_new_run(c, err);
     return report(run.outcome, run.run_dir, out);
   }
@@ -226,7 +226,7 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOption
   // Both checkpoints and config.json are checked before the data is read and before a step is trained.
   const train::ResumePlan plan = train::check_resume(folder, resume_options);
   for (const std::string& note : plan.notes) err << note << "\n";
-  usable_device(c.device, "--device (from " + c.resume + "/config.json)");
+  usable_device(c.device.spec(), "--device (from " + c.resume + "/config.json)");
   std::unique_ptr<train::Method> method = train::make_method(c, err);
   report(train::run_training(*method, c, folder, &plan, err), folder.dir(), out);
 }
@@ -235,10 +235,11 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOption
 
 void add_train_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   auto config = std::make_shared<TrainConfig>();
+  auto device = std::make_shared<std::string>(config->device.spec());
   auto dry = std::make_shared<bool>(false);
   auto resume_options = std::make_shared<train::ResumeOptions>();
   CLI::App* cmd = app.add_subcommand("train", "Train a retrieval model with one of the robust methods");
-  add_flags(*cmd, *config);
+  add_flags(*cmd, *config, *device);
   cmd->add_flag("--remake_best", resume_options->remake_best,
                 "With --resume, when checkpoint_best is lost or damaged: continue from checkpoint_latest and take "
                 "the best state again from the validations still to come");
@@ -248,8 +249,14 @@ void add_train_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   cmd->add_flag("--dry_run", *dry,
                 "Resolve the preset and flags, check that the data files exist and are readable, print the "
                 "configuration as JSON (the keys of config.json) and exit without training");
-  cmd->callback([cmd, config, dry, resume_options, &out, &err] {
-    run_train(*cmd, *config, *dry, *resume_options, out, err);
+  cmd->callback([cmd, config, device, dry, resume_options, &out, &err] {
+    TrainConfig c = *config;
+    try {
+      c.device = *device;  // parsed here, once
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+    run_train(*cmd, c, *dry, *resume_options, out, err);
   });
 }
 

@@ -23,8 +23,9 @@ struct NewRun {
   std::string run_dir;
 };
 
-// A fresh run: resolve_defaults (an Error names the flag), make_method, the run folder (--run_dir, or
-// runs/<method>-<date>-<time>; --overwrite), config.json, run_training. Progress and logs go to `log`.
+// A fresh run of a resolved config (resolve_defaults ran, once, in the caller): make_method, the run folder
+// (--run_dir, or runs/<method>-<date>-<time>; --overwrite), config.json, run_training. Progress and logs go to
+// `log`.
 NewRun train_new_run(TrainConfig config, std::ostream& log);
 
 }  // namespace rematch::train

@@ -65,6 +65,16 @@ template <typename T> const char* type_name() {
   return "a list of integers";
 }
 
+template <typename T> bool holds_for(const T&, const Json& v) { return holds<T>(v); }
+bool holds_for(const DeviceOption&, const Json& v) { return v.is_string(); }
+template <typename T> const char* type_name_for(const T&) { return type_name<T>(); }
+const char* type_name_for(const DeviceOption&) { return "a string"; }
+template <typename T> void read_into(T& field, const Json& v) { v.get_to(field); }
+void read_into(DeviceOption& d, const Json& v) { d = DeviceOption(v.get<std::string>()); }
+
+template <typename T> const T& json_value(const T& v) { return v; }
+const std::string& json_value(const DeviceOption& d) { return d.spec(); }
+
 std::string join(const std::set<std::string>& s) {
   std::string out;
   for (const std::string& x : s) out += (out.empty() ? "" : ", ") + x;
@@ -168,6 +178,16 @@ void uotrcl_defaults(TrainConfig& c) {
 
 }  // namespace
 
+DeviceOption::DeviceOption(const std::string& spec) : spec_(spec) {
+  try {
+    device_ = Device::parse(spec);
+  } catch (const Error&) {
+    REMATCH_FAIL("--device must be cpu, cuda or cuda:N (got '", spec, "')");
+  }
+}
+
+std::ostream& operator<<(std::ostream& out, const DeviceOption& d) { return out << d.spec(); }
+
 void resolve_defaults(TrainConfig& c) {
   if (c.method.empty()) REMATCH_FAIL("--method is required (one of ", join(kMethods), ")");
   check_choice("method", c.method, kMethods);
@@ -213,11 +233,6 @@ void resolve_defaults(TrainConfig& c) {
   if (c.noise_seed < 0) c.noise_seed = static_cast<int64_t>(c.seed);
   set_if_unset(c.grad_clip, 2.0);  // SGRAF-lineage and RCSL code clip the global norm at 2
 
-  try {
-    Device::parse(c.device);
-  } catch (const Error&) {
-    REMATCH_FAIL("--device must be cpu, cuda or cuda:N (got '", c.device, "')");
-  }
   check_choice("val_subset", c.val_subset, {"sgraf", "ncr"});
   check_choice("test_split", c.test_split, {"test", "testall"});
   if (c.method == "uotrcl")
@@ -266,7 +281,7 @@ void resolve_defaults(TrainConfig& c) {
 
 std::string to_json(const TrainConfig& c) {
   Json j = Json::object();
-#define REMATCH_TO_JSON(f) j[#f] = c.f;
+#define REMATCH_TO_JSON(f) j[#f] = json_value(c.f);
   REMATCH_TRAIN_CONFIG_FIELDS(REMATCH_TO_JSON)
 #undef REMATCH_TO_JSON
   // JSON has no NaN: an unset (unused) number is written as null.
@@ -286,9 +301,9 @@ TrainConfig train_config_from_json(const std::string& text) {
 #define REMATCH_FROM_JSON(f)                                                                              \
   known.insert(#f);                                                                                       \
   if (j.contains(#f) && !j[#f].is_null()) {                                                               \
-    REMATCH_CHECK(holds<decltype(c.f)>(j[#f]), "train config: field '", #f, "' has the wrong type: expected ", \
-                  type_name<decltype(c.f)>(), ", got ", j[#f].dump());                                    \
-    j[#f].get_to(c.f);                                                                                    \
+    REMATCH_CHECK(holds_for(c.f, j[#f]), "train config: field '", #f, "' has the wrong type: expected ",   \
+                  type_name_for(c.f), ", got ", j[#f].dump());                                            \
+    read_into(c.f, j[#f]);                                                                                \
   }
   REMATCH_TRAIN_CONFIG_FIELDS(REMATCH_FROM_JSON)
 #undef REMATCH_FROM_JSON

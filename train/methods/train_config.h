@@ -6,16 +6,38 @@
 
 #include <cstdint>
 #include <limits>
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include "tensor/device.h"
+
 namespace rematch::train {
+
+// --device: the spelling given ("cpu", "cuda", "cuda:1"; config.json keeps it) and the Device it names, parsed
+// once, when the option is set: a spelling that is not cpu, cuda or cuda:N is an Error naming the flag. Whether
+// this process can use the device is the command's check (usable_device), made once before any data is read.
+class DeviceOption {
+ public:
+  DeviceOption() = default;
+  DeviceOption(const std::string& spec);  // NOLINT: assigned from a flag's text
+  DeviceOption(const char* spec) : DeviceOption(std::string(spec)) {}  // NOLINT
+  const std::string& spec() const { return spec_; }
+  const Device& device() const { return device_; }
+  bool operator==(const std::string& spec) const { return spec_ == spec; }
+  bool operator!=(const std::string& spec) const { return spec_ != spec; }
+
+ private:
+  std::string spec_ = "cpu";
+  Device device_ = Device::cpu();
+};
+std::ostream& operator<<(std::ostream& out, const DeviceOption& d);
 
 struct TrainConfig {
   // ---- what to run ------------------------------------------------------------------------------------------
   std::string method;          // triplet | infonce | rcl | l2rm | rcsl | rcsl-nc | uotrcl
   std::string preset;          // f30k | coco | cc152k | wiki | nus | xmedianet | "" (none)
-  std::string device = "cpu";  // cpu | cuda | cuda:N
+  DeviceOption device;         // cpu | cuda | cuda:N
   uint64_t seed = 0;
 
   // ---- data -------------------------------------------------------------------------------------------------

@@ -52,7 +52,7 @@ PairsMethod::PairsMethod(const TrainConfig& config, std::ostream& log, DType dty
     : config_(config),
       log_(log),
       data_(load_pairs_data(config, config.method == "rcl", log)),
-      device_(Device::parse(config.device)),
+      device_(config.device.device()),
       dtype_(dtype),
       model_gen_(config.seed),
       sample_gen_(config.seed ^ 0x5a5a5a5a5a5a5a5aull) {

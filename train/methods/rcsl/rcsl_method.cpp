@@ -60,7 +60,7 @@ RcslMethod::RcslMethod(const TrainConfig& config, const RcslOptions& options, st
       log_(log),
       // RCSL appends <mask> to the vocabulary unless the embedding comes from GloVe (<unk> masks then, §3.1).
       data_(load_pairs_data(config, options.word_vectors.empty(), log)),
-      device_(Device::parse(config.device)),
+      device_(config.device.device()),
       model_gen_(options.seed),
       augment_gen_(stream_seed(options.seed, kAugmentStream)) {
   const data::PrecompDataset& train = *data_.train;

@@ -31,7 +31,7 @@ UotrclOptions uotrcl_options(const TrainConfig& c) {
   o.noise_mode = data::parse_label_noise(c.noise_mode);
   o.seed = c.seed;
   o.noise_seed = c.noise_seed < 0 ? c.seed : static_cast<uint64_t>(c.noise_seed);
-  o.device = Device::parse(c.device);
+  o.device = c.device.device();
   require(c.batch_size > 0, "batch_size", c.batch_size, "must be positive");
   o.batch_size = c.batch_size;
   require(c.num_epochs > 0, "num_epochs", c.num_epochs, "must be positive (warm-up epochs included)");
