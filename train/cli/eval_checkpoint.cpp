@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <memory>
 
+#include "dist/communicator.h"
 #include "models/models.h"
+#include "tensor/kernels.h"
 #include "train/cli/app.h"
 #include "train/data/precomp_dataset.h"
 #include "train/data/vocab.h"
@@ -75,14 +77,28 @@ CLI::Option* add_checkpoint_scoring_options(CLI::App& cmd, CheckpointScoringOpti
   cmd.add_option("--device", o.device, "cpu | cuda | cuda:N: the device the models score on")
       ->capture_default_str()
       ->needs(ckpt);
+  cmd.add_option("--dist_backend", o.dist_backend,
+                 "Under mpirun -n N: auto (mpi, or nccl with --device cuda) | none | mpi | nccl; each rank scores "
+                 "its share of the image rows, the matrix is the one one process computes")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "none", "mpi", "nccl"}))
+      ->needs(ckpt);
   return ckpt;
 }
 
-ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& log) {
+std::ostream& rank_zero_stream(std::ostream& s) {
+  static std::ostream sink(nullptr);  // a stream without a buffer drops what it is given
+  return dist::world().rank() == 0 ? s : sink;
+}
+
+ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& all_log) {
   if (o.checkpoints.empty()) throw UsageError("--checkpoint is required");
   if (o.data_path.empty() || o.data_name.empty())
     throw UsageError("--checkpoint needs --data_path and --data_name (the split to score)");
-  const Device device = device_flag(o.device);  // before any file is read
+  Device device = device_flag(o.device);  // before any file is read
+  dist::Communicator& comm = dist::init_world(dist::choose_backend(o.dist_backend, device.is_cuda()));
+  if (comm.world_size() > 1 && device.is_cuda()) device = Device::cuda(comm.local_rank());  // one GPU per process
+  std::ostream& log = rank_zero_stream(all_log);
   const std::string label = averaging_label(o.checkpoints);
   const std::string data_name = data::without_trailing_slashes(o.data_name);
   const std::string vocab_file = data::find_vocabulary_file(o.vocab_path, o.data_path, data_name);
@@ -103,7 +119,19 @@ ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& log) {
   std::vector<SgrafModel*> models;
   for (auto& net : nets) models.push_back(net.get());
   ScoredSplit out;
-  out.sims = eval::score_precomp_split(models, ds, {o.block_images, o.block_captions});
+  const eval::BlockSize block{o.block_images, o.block_captions};
+  if (comm.world_size() == 1) {
+    out.sims = eval::score_precomp_split(models, ds, block);
+  } else {
+    const int64_t n_img = ds.num_captions() / per_image;
+    const dist::RowRange rows = dist::block_rows(n_img, block.images, comm.rank(), comm.world_size());
+    const Tensor mine = eval::score_precomp_rows(models, ds, rows.begin, rows.end, block);
+    // Rows travel as they are (no arithmetic): the gathered matrix is one process's, byte for byte.
+    const Device via = comm.backend() == dist::Backend::Nccl ? device : Device::cpu();
+    out.sims = kernels::to_device(comm.all_gather(kernels::to_device(mine, via)), Device::cpu());
+    log << "scored on " << comm.world_size() << " processes (" << dist::backend_name(comm.backend())
+        << "), rows split in blocks of " << block.images << " images\n";
+  }
   out.captions_per_image = per_image;
   out.summary = label + " on " + data_name + "/" + o.split;
   return out;

@@ -25,6 +25,7 @@ struct CheckpointScoringOptions {
   std::vector<std::string> checkpoints;
   std::string data_path, data_name, vocab_path, split = "test", val_subset = "sgraf", device = "cpu";
   int64_t block_images = 100, block_captions = 100;
+  std::string dist_backend = "auto";  // sharded scoring under mpirun (docs/distributed.md §3)
 };
 
 // Adds --checkpoint (once, or twice: SGR+SAF or NCR's A+B), --data_path, --data_name, --vocab_path,
@@ -43,6 +44,12 @@ struct ScoredSplit {
 // the flags, --device included, are checked before any file is read.
 // `log` gets the vocabulary file used (--vocab_path, else <data_path>/vocab, else ./vocab) and any conversion
 // of the region features on load (float64/float16, Fortran order), one line each.
+// Under `mpirun -n N` (--dist_backend auto|mpi|nccl) each rank scores its whole image blocks
+// (dist::block_rows) and every rank gets the whole matrix, equal byte for byte to one process's; with --device
+// cuda each rank uses the GPU of its local rank. Only rank 0 writes to `log`.
 ScoredSplit score_split(const CheckpointScoringOptions& options, std::ostream& log);
+
+// The program's output streams for this rank: themselves on rank 0 of the world, a sink on the others.
+std::ostream& rank_zero_stream(std::ostream& s);
 
 }  // namespace rematch::cli

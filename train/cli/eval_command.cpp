@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "dist/communicator.h"
 #include "tensor/npy.h"
 #include "train/cli/app.h"
 #include "train/cli/eval_checkpoint.h"
@@ -22,11 +23,12 @@ struct EvalOptions {
   CLI::Option* captions_per_image_opt = nullptr;
 };
 
-void run_eval(const EvalOptions& given, std::ostream& out, std::ostream& err) {
+void run_eval(const EvalOptions& given, std::ostream& all_out, std::ostream& err) {
   EvalOptions o = given;
   Tensor sims;
   if (!o.scoring.checkpoints.empty()) {
     const ScoredSplit s = score_split(o.scoring, err);
+    if (dist::world().rank() != 0) return;  // under mpirun: every rank holds the matrix, rank 0 reports
     sims = s.sims;
     o.sims = s.summary;
     if (o.captions_per_image_opt->count() == 0) o.captions_per_image = s.captions_per_image;
@@ -35,6 +37,7 @@ void run_eval(const EvalOptions& given, std::ostream& out, std::ostream& err) {
   } else {
     sims = data::load_float_npy(o.sims, "--sims", err, /*keep_float64=*/true);
   }
+  std::ostream& out = all_out;
   // The matrix is only known after loading, so these checks cannot be CLI11 validators; they are still
   // command-line mistakes (wrong --captions_per_image or --folds for this file), hence UsageError.
   if (sims.dim() != 2 || (sims.dtype() != DType::Float32 && sims.dtype() != DType::Float64))
@@ -79,7 +82,7 @@ void add_eval_command(CLI::App& app, std::ostream& out, std::ostream& err) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
-  cmd->callback([o, &out, &err] { run_eval(*o, out, err); });
+  cmd->callback([o, &out, &err] { dist::run_on_every_rank([&] { run_eval(*o, out, err); }); });
 }
 
 }  // namespace rematch::cli

@@ -20,9 +20,17 @@ std::pair<Tensor, Tensor> caption_block(const data::PrecompDataset& ds, int64_t 
 
 Tensor score_precomp_split(const std::vector<models::SgrafModel*>& nets, const data::PrecompDataset& ds,
                            BlockSize block, const BlockProgress& progress) {
+  return score_precomp_rows(nets, ds, 0, ds.num_captions() / ds.captions_per_image(), block, progress);
+}
+
+Tensor score_precomp_rows(const std::vector<models::SgrafModel*>& nets, const data::PrecompDataset& ds,
+                          int64_t img_begin, int64_t img_end, BlockSize block, const BlockProgress& progress) {
   REMATCH_CHECK(!nets.empty(), "score_precomp_split: no model");
   const int64_t per_image = ds.captions_per_image();
   const int64_t n_cap = ds.num_captions(), n_img = n_cap / per_image;
+  REMATCH_CHECK(0 <= img_begin && img_begin <= img_end && img_end <= n_img && img_begin % block.images == 0,
+                "score_precomp_rows: rows [", img_begin, ", ", img_end, ") of ", n_img,
+                " images must start on a block of ", block.images);
   for (models::SgrafModel* net : nets) net->eval();
   auto device_of = [](models::SgrafModel* net) { return net->parameters().front().device(); };
 
@@ -36,7 +44,8 @@ Tensor score_precomp_split(const std::vector<models::SgrafModel*>& nets, const d
   }
   std::vector<models::ImageSide> images(nets.size());
   int64_t cached_begin = -1;
-  auto scorer = [&](int64_t i0, int64_t i1, int64_t c0, int64_t /*c1: the block's end, known from c0*/) {
+  auto scorer = [&](int64_t r0, int64_t r1, int64_t c0, int64_t /*c1: the block's end, known from c0*/) {
+    const int64_t i0 = img_begin + r0, i1 = img_begin + r1;  // the rows' images
     if (i0 != cached_begin) {
       // Distinct image i is the row of its first caption (F30K dev/test repeat each image 5 times).
       std::vector<int64_t> rows;
@@ -51,7 +60,7 @@ Tensor score_precomp_split(const std::vector<models::SgrafModel*>& nets, const d
       scores.push_back(nets[m]->sim_enc().scores(images[m], captions[m][c0 / block.captions]));
     return models::average_scores(scores);
   };
-  return score_blocks(n_img, n_cap, scorer, block, DType::Float32, progress);
+  return score_blocks(img_end - img_begin, n_cap, scorer, block, DType::Float32, progress);
 }
 
 }  // namespace rematch::eval

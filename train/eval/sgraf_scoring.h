@@ -19,6 +19,13 @@ namespace rematch::eval {
 Tensor score_precomp_split(const std::vector<models::SgrafModel*>& nets, const data::PrecompDataset& split,
                            BlockSize block = {}, const BlockProgress& progress = {});
 
+// Only rows [img_begin, img_end) (one rank's share in sharded scoring, dist::block_rows): img_begin must be a
+// multiple of block.images, so the blocks are those score_precomp_split computes for these rows, and the rows
+// equal its rows byte for byte.
+Tensor score_precomp_rows(const std::vector<models::SgrafModel*>& nets, const data::PrecompDataset& split,
+                          int64_t img_begin, int64_t img_end, BlockSize block = {},
+                          const BlockProgress& progress = {});
+
 // Caption ids [n, L] (padded with <pad> = 0 to the longest of captions [begin, end)) and lengths [n].
 std::pair<Tensor, Tensor> caption_block(const data::PrecompDataset& split, int64_t begin, int64_t end);
 

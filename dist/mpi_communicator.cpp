@@ -1,0 +1,163 @@
+// The mpi backend (dist/communicator.h) on Open MPI. Every collective moves bytes (MPI_BYTE) so any dtype
+// travels; sums are taken here, in rank order, after an all-gather, so every rank computes the same sum in the
+// same order whatever algorithm MPI would have chosen (exact results are worth the bandwidth at the sizes a
+// retrieval run reduces). CUDA tensors are staged through host memory. MPI's default error handler ends every
+// rank on a failed call, and mpirun ends the others when one rank dies, so no rank waits forever.
+#ifdef REMATCH_WITH_MPI
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "dist/communicator.h"
+#include "tensor/kernels.h"
+
+namespace rematch::dist {
+namespace {
+
+void check_mpi(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  REMATCH_FAIL("MPI ", what, " failed: ", std::string(text, static_cast<size_t>(len)));
+}
+
+Tensor host_contiguous(const Tensor& t) { return kernels::contiguous(kernels::to_device(t, Device::cpu())); }
+
+size_t byte_size(const Tensor& t) { return static_cast<size_t>(t.numel()) * dtype_size(t.dtype()); }
+
+template <typename T> void add_into(Tensor& acc, const Tensor& x) {
+  T* a = acc.data<T>();
+  const T* b = x.data<T>();
+  for (int64_t i = 0; i < acc.numel(); ++i) a[i] = static_cast<T>(a[i] + b[i]);
+}
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator() {
+    int ready = 0;
+    MPI_Initialized(&ready);
+    if (!ready) {
+      int provided = 0;
+      check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+      owns_init_ = true;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm local;
+    check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
+              "MPI_Comm_split_type");
+    MPI_Comm_rank(local, &local_rank_);
+    MPI_Comm_free(&local);
+  }
+  ~MpiCommunicator() override {
+    int done = 0;
+    MPI_Finalized(&done);
+    if (owns_init_ && !done) MPI_Finalize();
+  }
+
+  Backend backend() const override { return Backend::Mpi; }
+  int rank() const override { return rank_; }
+  int world_size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
+
+  Tensor all_gather(const Tensor& t) override {
+    const Tensor h = host_contiguous(t);
+    check_same_tail(h, "all_gather");
+    const long long mine = static_cast<long long>(byte_size(h));
+    std::vector<long long> sizes(static_cast<size_t>(size_));
+    check_mpi(MPI_Allgather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD), "MPI_Allgather");
+    std::vector<int> counts(sizes.size()), displs(sizes.size());
+    long long total = 0;
+    for (size_t r = 0; r < sizes.size(); ++r) {
+      REMATCH_CHECK(total + sizes[r] <= INT32_MAX, "all_gather: ", total + sizes[r],
+                    " bytes exceed one MPI call's 2 GiB; gather in pieces");
+      counts[r] = static_cast<int>(sizes[r]);
+      displs[r] = static_cast<int>(total);
+      total += sizes[r];
+    }
+    const int64_t row_bytes = h.numel() == 0 || h.size(0) == 0 ? 0 : static_cast<int64_t>(byte_size(h)) / h.size(0);
+    Shape shape = h.sizes();
+    int64_t rows = 0;
+    for (long long s : sizes) rows += row_bytes > 0 ? s / row_bytes : 0;
+    shape[0] = rows;
+    Tensor out = empty(shape, h.dtype(), Device::cpu());
+    check_mpi(MPI_Allgatherv(h.raw_data(), counts[static_cast<size_t>(rank_)], MPI_BYTE, out.raw_data(), counts.data(),
+                             displs.data(), MPI_BYTE, MPI_COMM_WORLD),
+              "MPI_Allgatherv");
+    return kernels::to_device(out, t.device());
+  }
+
+  Tensor all_reduce_sum(const Tensor& t) override {
+    REMATCH_CHECK(t.dtype() != DType::Bool, "all_reduce_sum: bool tensors have no sum");
+    const Tensor h = host_contiguous(t);
+    const Tensor flat = kernels::reshape(h, {1, h.numel()});
+    const Tensor all = all_gather(flat);  // [world, numel], rank order
+    Tensor acc = kernels::clone(kernels::select(all, 0, 0));
+    for (int r = 1; r < size_; ++r) {
+      const Tensor row = kernels::contiguous(kernels::select(all, 0, r));
+      dispatch_numeric("all_reduce_sum", acc.dtype(), [&](auto tag) { add_into<typename decltype(tag)::type>(acc, row); });
+    }
+    return kernels::to_device(kernels::reshape(acc, h.sizes()), t.device());
+  }
+
+  Tensor reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& rows_per_rank) override {
+    REMATCH_CHECK(static_cast<int>(rows_per_rank.size()) == size_, "reduce_scatter_sum: ", rows_per_rank.size(),
+                  " row counts for ", size_, " ranks");
+    int64_t begin = 0, total = 0;
+    for (int r = 0; r < size_; ++r) {
+      if (r < rank_) begin += rows_per_rank[static_cast<size_t>(r)];
+      total += rows_per_rank[static_cast<size_t>(r)];
+    }
+    REMATCH_CHECK(t.dim() >= 1 && t.size(0) == total, "reduce_scatter_sum: ", total, " rows in all, the tensor has ",
+                  t.describe());
+    const Tensor sum = all_reduce_sum(t);
+    return kernels::contiguous(kernels::narrow(sum, 0, begin, rows_per_rank[static_cast<size_t>(rank_)]));
+  }
+
+  Tensor broadcast(const Tensor& t, int root) override {
+    REMATCH_CHECK(root >= 0 && root < size_, "broadcast: root ", root, " outside a world of ", size_);
+    Tensor h = kernels::clone(kernels::to_device(t, Device::cpu()));
+    const long long mine = static_cast<long long>(byte_size(h));
+    long long theirs = mine;
+    check_mpi(MPI_Bcast(&theirs, 1, MPI_LONG_LONG, root, MPI_COMM_WORLD), "MPI_Bcast");
+    REMATCH_CHECK(theirs == mine, "broadcast: rank ", rank_, " holds ", mine, " bytes, the root ", theirs);
+    REMATCH_CHECK(mine <= INT32_MAX, "broadcast: ", mine, " bytes exceed one MPI call's 2 GiB");
+    check_mpi(MPI_Bcast(h.raw_data(), static_cast<int>(mine), MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
+    return kernels::to_device(h, t.device());
+  }
+
+  void barrier() override { check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+
+  [[noreturn]] void abort(const std::string& message, int code) override {
+    std::fprintf(stderr, "rank %d of %d: %s\n", rank_, size_, message.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+  }
+
+ private:
+  // Every rank's shape but dim 0, and its dtype, must agree: compared through a small all-gather of a digest.
+  void check_same_tail(const Tensor& h, const char* op) {
+    REMATCH_CHECK(h.dim() >= 1, op, ": needs at least one dimension, got ", h.describe());
+    long long mine[9] = {static_cast<long long>(h.dtype()), h.dim()};
+    for (int64_t d = 1; d < h.dim() && d < 8; ++d) mine[d + 1] = h.size(d);
+    std::vector<long long> all(9 * static_cast<size_t>(size_));
+    check_mpi(MPI_Allgather(mine, 9, MPI_LONG_LONG, all.data(), 9, MPI_LONG_LONG, MPI_COMM_WORLD), "MPI_Allgather");
+    for (int r = 0; r < size_; ++r)
+      REMATCH_CHECK(std::memcmp(mine, all.data() + 9 * r, sizeof mine) == 0, op, ": rank ", rank_, " holds ",
+                    h.describe(), " but rank ", r, " a tensor of another dtype or shape beyond dim 0");
+  }
+
+  int rank_ = 0, size_ = 1, local_rank_ = 0;
+  bool owns_init_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_mpi_communicator() { return std::make_unique<MpiCommunicator>(); }
+
+}  // namespace rematch::dist
+#endif  // REMATCH_WITH_MPI

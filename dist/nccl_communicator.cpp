@@ -1,0 +1,156 @@
+// The nccl backend (dist/communicator.h): CUDA tensors on the GPU of the rank's local_rank, moved by NCCL on
+// that device's rematch stream (tensor/cuda/check.h). MPI starts the processes and carries NCCL's unique id
+// from rank 0 to the others; barrier and abort go through MPI too. NCCL sums in its own ring order (not rank
+// order): results agree across ranks but may differ in the last bits from the mpi backend's. Host tensors
+// are refused (use the mpi backend for the CPU).
+#ifdef REMATCH_WITH_NCCL
+#include <mpi.h>
+#include <nccl.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "dist/communicator.h"
+#include "tensor/cuda/check.h"
+#include "tensor/kernels.h"
+
+namespace rematch::dist {
+namespace {
+
+#define REMATCH_NCCL_CHECK(call)                                                                       \
+  do {                                                                                                \
+    ncclResult_t r_ = (call);                                                                         \
+    if (r_ != ncclSuccess) REMATCH_FAIL("NCCL ", #call, " failed: ", ncclGetErrorString(r_));         \
+  } while (0)
+
+ncclDataType_t nccl_type(DType t, const char* op) {
+  switch (t) {
+    case DType::Float32: return ncclFloat32;
+    case DType::Float64: return ncclFloat64;
+    case DType::Int32: return ncclInt32;
+    case DType::Int64: return ncclInt64;
+    case DType::UInt8: return ncclUint8;
+    case DType::Bool: return ncclUint8;
+  }
+  REMATCH_FAIL(op, ": dtype ", dtype_name(t), " has no NCCL type");
+}
+
+class NcclCommunicator final : public Communicator {
+ public:
+  NcclCommunicator() {
+    int ready = 0;
+    MPI_Initialized(&ready);
+    if (!ready) {
+      int provided = 0;
+      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+      owns_mpi_ = true;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &local_rank_);
+    MPI_Comm_free(&local);
+    int devices = 0;
+    REMATCH_CUDA_CHECK(cudaGetDeviceCount(&devices));
+    REMATCH_CHECK(local_rank_ < devices, "nccl backend: rank ", rank_, " is process ", local_rank_,
+                  " of its machine but the machine has ", devices, " GPUs: start at most one process per GPU");
+    REMATCH_CUDA_CHECK(cudaSetDevice(local_rank_));
+    ncclUniqueId id;
+    if (rank_ == 0) REMATCH_NCCL_CHECK(ncclGetUniqueId(&id));
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    REMATCH_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
+  }
+  ~NcclCommunicator() override {
+    if (comm_) ncclCommDestroy(comm_);
+    int done = 0;
+    MPI_Finalized(&done);
+    if (owns_mpi_ && !done) MPI_Finalize();
+  }
+
+  Backend backend() const override { return Backend::Nccl; }
+  int rank() const override { return rank_; }
+  int world_size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
+
+  Tensor all_reduce_sum(const Tensor& t) override {
+    const Tensor x = on_gpu(t, "all_reduce_sum");
+    Tensor out = empty(x.sizes(), x.dtype(), x.device());
+    REMATCH_NCCL_CHECK(ncclAllReduce(x.raw_data(), out.raw_data(), static_cast<size_t>(x.numel()),
+                                     nccl_type(x.dtype(), "all_reduce_sum"), ncclSum, comm_, stream()));
+    return out;
+  }
+
+  Tensor all_gather(const Tensor& t) override {
+    const Tensor x = on_gpu(t, "all_gather");
+    REMATCH_CHECK(x.dim() >= 1, "all_gather: needs at least one dimension, got ", x.describe());
+    // The ranks' row counts first; then every slice padded to the largest and gathered in one call.
+    Tensor rows = from_vector(std::vector<int64_t>{x.size(0)}, {1});
+    rows = kernels::to_device(rows, x.device());
+    Tensor all_rows = empty({size_}, DType::Int64, x.device());
+    REMATCH_NCCL_CHECK(ncclAllGather(rows.raw_data(), all_rows.raw_data(), 1, ncclInt64, comm_, stream()));
+    const std::vector<int64_t> counts = kernels::to_device(all_rows, Device::cpu()).to_vector<int64_t>();
+    int64_t most = 0;
+    for (int64_t c : counts) most = std::max(most, c);
+    Shape padded_shape = x.sizes();
+    padded_shape[0] = most;
+    Tensor padded = zeros(padded_shape, x.dtype(), x.device());
+    if (x.size(0) > 0) kernels::copy_(kernels::narrow(padded, 0, 0, x.size(0)), x);
+    Shape gathered_shape = padded_shape;
+    gathered_shape[0] = most * size_;
+    Tensor gathered = empty(gathered_shape, x.dtype(), x.device());
+    REMATCH_NCCL_CHECK(ncclAllGather(padded.raw_data(), gathered.raw_data(), static_cast<size_t>(padded.numel()),
+                                     nccl_type(x.dtype(), "all_gather"), comm_, stream()));
+    std::vector<Tensor> parts;
+    for (int r = 0; r < size_; ++r)
+      if (counts[static_cast<size_t>(r)] > 0) parts.push_back(kernels::narrow(gathered, 0, r * most, counts[static_cast<size_t>(r)]));
+    if (parts.empty()) return kernels::narrow(gathered, 0, 0, 0);
+    return kernels::cat(parts, 0);
+  }
+
+  Tensor reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& rows_per_rank) override {
+    REMATCH_CHECK(static_cast<int>(rows_per_rank.size()) == size_, "reduce_scatter_sum: ", rows_per_rank.size(),
+                  " row counts for ", size_, " ranks");
+    int64_t begin = 0;
+    for (int r = 0; r < rank_; ++r) begin += rows_per_rank[static_cast<size_t>(r)];
+    return kernels::contiguous(kernels::narrow(all_reduce_sum(t), 0, begin, rows_per_rank[static_cast<size_t>(rank_)]));
+  }
+
+  Tensor broadcast(const Tensor& t, int root) override {
+    const Tensor x = on_gpu(t, "broadcast");
+    Tensor out = kernels::clone(x);
+    REMATCH_NCCL_CHECK(ncclBroadcast(x.raw_data(), out.raw_data(), static_cast<size_t>(x.numel()),
+                                     nccl_type(x.dtype(), "broadcast"), root, comm_, stream()));
+    return out;
+  }
+
+  void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
+
+  [[noreturn]] void abort(const std::string& message, int code) override {
+    std::fprintf(stderr, "rank %d of %d: %s\n", rank_, size_, message.c_str());
+    std::fflush(stderr);
+    if (comm_) ncclCommAbort(comm_);
+    comm_ = nullptr;
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+  }
+
+ private:
+  cudaStream_t stream() const { return cuda::stream(local_rank_); }
+  Tensor on_gpu(const Tensor& t, const char* op) const {
+    REMATCH_CHECK(t.device().is_cuda() && t.device().index == local_rank_, op, ": the nccl backend moves tensors on ",
+                  "cuda:", local_rank_, " (this rank's GPU), got ", t.describe());
+    return kernels::contiguous(t);
+  }
+
+  ncclComm_t comm_ = nullptr;
+  int rank_ = 0, size_ = 1, local_rank_ = 0;
+  bool owns_mpi_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_nccl_communicator() { return std::make_unique<NcclCommunicator>(); }
+
+}  // namespace rematch::dist
+#endif  // REMATCH_WITH_NCCL

@@ -1,0 +1,77 @@
+// dist/communicator.h in one process: how rows are shared out, the world of one, and the backend choice
+// with its errors (an mpirun world is imitated through the environment variable mpirun sets).
+#include "dist/communicator.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "test_util.h"
+
+namespace rematch::dist {
+namespace {
+
+TEST(BlockRows, WholeBlocksInRankOrderCoveringEveryRowOnce) {
+  for (int64_t n : {0, 1, 7, 23, 100, 1000, 1001})
+    for (int64_t block : {1, 4, 100})
+      for (int world : {1, 2, 3, 4, 7}) {
+        int64_t next = 0;
+        for (int r = 0; r < world; ++r) {
+          const RowRange rows = block_rows(n, block, r, world);
+          EXPECT_EQ(rows.begin, next) << n << " rows, block " << block << ", rank " << r << " of " << world;
+          EXPECT_LE(rows.begin, rows.end);
+          EXPECT_TRUE(rows.begin % block == 0 || rows.begin == n) << "a rank starts inside a block";
+          next = rows.end;
+        }
+        EXPECT_EQ(next, n) << n << " rows, block " << block << ", world " << world;
+      }
+  // As even as whole blocks allow: 6 blocks of 4 (23 rows) over 3 ranks are 2 blocks each.
+  EXPECT_EQ(block_rows(23, 4, 0, 3).end, 8);
+  EXPECT_EQ(block_rows(23, 4, 1, 3).end, 16);
+  EXPECT_EQ(block_rows(23, 4, 2, 3).end, 23);
+  EXPECT_THROWS_WITH(block_rows(10, 0, 0, 1), "block_rows");
+  EXPECT_THROWS_WITH(block_rows(10, 2, 2, 2), "rank 2 of 2");
+}
+
+TEST(WorldOfOne, CollectivesReturnTheirInput) {
+  const std::unique_ptr<Communicator> one = make_none_communicator();
+  EXPECT_EQ(one->world_size(), 1);
+  EXPECT_EQ(one->rank(), 0);
+  const Tensor t = from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {3, 2});
+  for (const Tensor& r : {one->all_reduce_sum(t), one->all_gather(t), one->broadcast(t, 0),
+                          one->reduce_scatter_sum(t, {3})})
+    EXPECT_EQ(r.to_vector<float>(), t.to_vector<float>());
+  EXPECT_THROWS_WITH(one->reduce_scatter_sum(t, {2, 1}), "reduce_scatter_sum");
+  EXPECT_THROWS_WITH(one->broadcast(t, 1), "root 1");
+}
+
+class BackendChoice : public ::testing::Test {
+ protected:
+  void TearDown() override { ::unsetenv("OMPI_COMM_WORLD_SIZE"); }
+};
+
+TEST_F(BackendChoice, AutoIsNoneInOneProcessAndEveryNameIsChecked) {
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  EXPECT_EQ(choose_backend("auto", false), Backend::None);
+  EXPECT_EQ(choose_backend("none", true), Backend::None);
+  EXPECT_THROWS_WITH(choose_backend("gloo", false), "--dist_backend gloo", "auto, none, mpi or nccl");
+  if (!backend_available(Backend::Nccl))
+    EXPECT_THROWS_WITH(choose_backend("nccl", true), "--dist_backend nccl", "no nccl backend", "-DREMATCH_NCCL=ON");
+  if (backend_available(Backend::Nccl))
+    EXPECT_THROWS_WITH(choose_backend("nccl", false), "needs --device cuda");
+  if (!backend_available(Backend::Mpi))
+    EXPECT_THROWS_WITH(choose_backend("mpi", false), "no mpi backend", "libopenmpi-dev");
+}
+
+TEST_F(BackendChoice, UnderMpirunAutoPicksMpiAndNoneIsRefused) {
+  ::setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+  EXPECT_EQ(launched_world_size(), 4);
+  EXPECT_THROWS_WITH(choose_backend("none", false), "mpirun started 4 processes", "--dist_backend auto or mpi");
+  if (backend_available(Backend::Mpi)) {
+    EXPECT_EQ(choose_backend("auto", false), Backend::Mpi);
+    EXPECT_EQ(choose_backend("auto", true), backend_available(Backend::Nccl) ? Backend::Nccl : Backend::Mpi);
+  }
+}
+
+}  // namespace
+}  // namespace rematch::dist
