@@ -50,7 +50,8 @@ void run_pairs(SynthOptions& o, std::ostream& out) {
   out << "synthetic image-caption benchmark '" << c.data_name << "' (seed " << c.seed << ")\n"
       << "  data:  " << files.data_dir << "   (--data_path " << o.out << " --data_name " << c.data_name << ")\n"
       << "  vocab: " << files.vocab_path << "   (" << world.vocabulary.size() << " words; --vocab_path "
-      << std::filesystem::path(files.vocab_path).parent_path().string() << ")\n";
+      << std::filesystem::path(files.vocab_path).parent_path().string() << ")\n"
+      << "  pictures: " << files.images_dir << "   (each image drawn from its objects and attributes)\n";
   for (const auto& s : world.splits)
     out << "  " << s.name << ": " << s.images.size(0) << " images " << shape_of(s.images) << ", "
         << s.captions.size() << " captions\n";

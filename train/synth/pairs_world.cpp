@@ -6,6 +6,7 @@
 
 #include "tensor/file_io.h"
 #include "train/data/vocab.h"
+#include "train/synth/scene_pictures.h"
 
 namespace rematch::synth {
 namespace {
@@ -164,6 +165,7 @@ PairsWorldFiles write_pairs_world(const PairsWorld& world, const std::string& ou
                   " got id ", id, " (a duplicate, or specials out of place)");
   }
   vocab.save(files.vocab_path);
+  files.images_dir = write_scene_pictures(world, out_dir);
   return files;
 }
 

@@ -19,6 +19,8 @@
 //   DIR/<data_name>/{train,dev,test}_caps.txt  5 N lines, captions 5i..5i+4 describe image i (im_div = 5)
 //   DIR/vocab/<data_name>_vocab.json           {word2idx, idx2word (string keys), idx}, <pad> <start> <end>
 //                                               <unk> = 0..3 — i.e. --data_path DIR --vocab_path DIR/vocab
+//   DIR/<data_name>/{train,dev,test}_ids.txt   the id of each image row, "<split>_<i>" (scene_pictures.h)
+//   DIR/<data_name>/images/<id>.png            each image drawn from its objects and attributes
 #pragma once
 
 #include <cstdint>
@@ -78,6 +80,7 @@ PairsWorld make_pairs_world(const PairsWorldConfig& config);
 struct PairsWorldFiles {
   std::string data_dir;    // DIR/<data_name>
   std::string vocab_path;  // DIR/vocab/<data_name>_vocab.json
+  std::string images_dir;  // DIR/<data_name>/images
 };
 // Writes the files listed above, creating folders as needed; each file goes through a temporary name and a
 // rename, so an interrupted run leaves no half-written file.
