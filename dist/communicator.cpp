@@ -19,8 +19,7 @@ class NoneCommunicator final : public Communicator {
   Tensor all_reduce_sum(const Tensor& t) override { return t; }
   Tensor all_gather(const Tensor& t) override { return t; }
   Tensor reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& rows_per_rank) override {
-    REMATCH_CHECK(rows_per_rank.size() == 1 && rows_per_rank[0] == t.size(0),
-                  "reduce_scatter_sum: one rank takes all ", t.size(0), " rows");
+    scattered_rows(t, rows_per_rank, 0, 1);  // checks the counts
     return t;
   }
   Tensor broadcast(const Tensor& t, int root) override {
@@ -157,6 +156,19 @@ RowRange block_rows(int64_t n, int64_t block, int r, int world) {
   const int64_t blocks = (n + block - 1) / block;
   const int64_t b0 = blocks * r / world, b1 = blocks * (r + 1) / world;
   return {std::min(n, b0 * block), std::min(n, b1 * block)};
+}
+
+RowRange scattered_rows(const Tensor& t, const std::vector<int64_t>& rows_per_rank, int r, int world) {
+  REMATCH_CHECK(static_cast<int>(rows_per_rank.size()) == world, "reduce_scatter_sum: ", rows_per_rank.size(),
+                " row counts for ", world, " ranks");
+  int64_t begin = 0, total = 0;
+  for (int k = 0; k < world; ++k) {
+    if (k < r) begin += rows_per_rank[static_cast<size_t>(k)];
+    total += rows_per_rank[static_cast<size_t>(k)];
+  }
+  REMATCH_CHECK(t.dim() >= 1 && t.size(0) == total, "reduce_scatter_sum: ", total, " rows in all, the tensor is ",
+                t.describe());
+  return {begin, begin + rows_per_rank[static_cast<size_t>(r)]};
 }
 
 std::unique_ptr<Communicator> make_none_communicator() { return std::make_unique<NoneCommunicator>(); }

@@ -80,6 +80,10 @@ struct RowRange {
 };
 RowRange block_rows(int64_t n, int64_t block, int r, int world);
 
+// Rank r's rows of a reduce_scatter_sum over `t` with `rows_per_rank` (one count per rank, summing to t's first
+// dim; an error names what does not fit).
+RowRange scattered_rows(const Tensor& t, const std::vector<int64_t>& rows_per_rank, int r, int world);
+
 std::unique_ptr<Communicator> make_none_communicator();
 #ifdef REMATCH_WITH_MPI
 std::unique_ptr<Communicator> make_mpi_communicator();

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "dist/communicator.h"
+#include "dist/mpi_world.h"
 #include "tensor/kernels.h"
 
 namespace rematch::dist {
@@ -36,27 +37,8 @@ template <typename T> void add_into(Tensor& acc, const Tensor& x) {
 
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator() {
-    int ready = 0;
-    MPI_Initialized(&ready);
-    if (!ready) {
-      int provided = 0;
-      check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
-      owns_init_ = true;
-    }
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    MPI_Comm local;
-    check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
-              "MPI_Comm_split_type");
-    MPI_Comm_rank(local, &local_rank_);
-    MPI_Comm_free(&local);
-  }
-  ~MpiCommunicator() override {
-    int done = 0;
-    MPI_Finalized(&done);
-    if (owns_init_ && !done) MPI_Finalize();
-  }
+  MpiCommunicator() : mpi_(mpi_start()), rank_(mpi_.rank), size_(mpi_.size), local_rank_(mpi_.local_rank) {}
+  ~MpiCommunicator() override { mpi_stop(mpi_); }
 
   Backend backend() const override { return Backend::Mpi; }
   int rank() const override { return rank_; }
@@ -104,17 +86,8 @@ class MpiCommunicator final : public Communicator {
   }
 
   Tensor reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& rows_per_rank) override {
-    REMATCH_CHECK(static_cast<int>(rows_per_rank.size()) == size_, "reduce_scatter_sum: ", rows_per_rank.size(),
-                  " row counts for ", size_, " ranks");
-    int64_t begin = 0, total = 0;
-    for (int r = 0; r < size_; ++r) {
-      if (r < rank_) begin += rows_per_rank[static_cast<size_t>(r)];
-      total += rows_per_rank[static_cast<size_t>(r)];
-    }
-    REMATCH_CHECK(t.dim() >= 1 && t.size(0) == total, "reduce_scatter_sum: ", total, " rows in all, the tensor has ",
-                  t.describe());
-    const Tensor sum = all_reduce_sum(t);
-    return kernels::contiguous(kernels::narrow(sum, 0, begin, rows_per_rank[static_cast<size_t>(rank_)]));
+    const RowRange mine = scattered_rows(t, rows_per_rank, rank_, size_);
+    return kernels::contiguous(kernels::narrow(all_reduce_sum(t), 0, mine.begin, mine.end - mine.begin));
   }
 
   Tensor broadcast(const Tensor& t, int root) override {
@@ -151,8 +124,8 @@ class MpiCommunicator final : public Communicator {
                     h.describe(), " but rank ", r, " a tensor of another dtype or shape beyond dim 0");
   }
 
+  MpiWorld mpi_;
   int rank_ = 0, size_ = 1, local_rank_ = 0;
-  bool owns_init_ = false;
 };
 
 }  // namespace

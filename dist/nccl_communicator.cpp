@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "dist/communicator.h"
+#include "dist/mpi_world.h"
 #include "tensor/cuda/check.h"
 #include "tensor/kernels.h"
 
@@ -37,20 +38,7 @@ ncclDataType_t nccl_type(DType t, const char* op) {
 
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator() {
-    int ready = 0;
-    MPI_Initialized(&ready);
-    if (!ready) {
-      int provided = 0;
-      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-      owns_mpi_ = true;
-    }
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    MPI_Comm local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
-    MPI_Comm_rank(local, &local_rank_);
-    MPI_Comm_free(&local);
+  NcclCommunicator() : mpi_(mpi_start()), rank_(mpi_.rank), size_(mpi_.size), local_rank_(mpi_.local_rank) {
     int devices = 0;
     REMATCH_CUDA_CHECK(cudaGetDeviceCount(&devices));
     REMATCH_CHECK(local_rank_ < devices, "nccl backend: rank ", rank_, " is process ", local_rank_,
@@ -63,9 +51,7 @@ class NcclCommunicator final : public Communicator {
   }
   ~NcclCommunicator() override {
     if (comm_) ncclCommDestroy(comm_);
-    int done = 0;
-    MPI_Finalized(&done);
-    if (owns_mpi_ && !done) MPI_Finalize();
+    mpi_stop(mpi_);
   }
 
   Backend backend() const override { return Backend::Nccl; }
@@ -109,11 +95,8 @@ class NcclCommunicator final : public Communicator {
   }
 
   Tensor reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& rows_per_rank) override {
-    REMATCH_CHECK(static_cast<int>(rows_per_rank.size()) == size_, "reduce_scatter_sum: ", rows_per_rank.size(),
-                  " row counts for ", size_, " ranks");
-    int64_t begin = 0;
-    for (int r = 0; r < rank_; ++r) begin += rows_per_rank[static_cast<size_t>(r)];
-    return kernels::contiguous(kernels::narrow(all_reduce_sum(t), 0, begin, rows_per_rank[static_cast<size_t>(rank_)]));
+    const RowRange mine = scattered_rows(t, rows_per_rank, rank_, size_);
+    return kernels::contiguous(kernels::narrow(all_reduce_sum(t), 0, mine.begin, mine.end - mine.begin));
   }
 
   Tensor broadcast(const Tensor& t, int root) override {
@@ -143,9 +126,9 @@ class NcclCommunicator final : public Communicator {
     return kernels::contiguous(t);
   }
 
+  MpiWorld mpi_;
   ncclComm_t comm_ = nullptr;
   int rank_ = 0, size_ = 1, local_rank_ = 0;
-  bool owns_mpi_ = false;
 };
 
 }  // namespace
