@@ -12,6 +12,7 @@
 #include "train/cli/train_command.h"
 #include "train/cli/demo_command.h"
 #include "train/cli/data_command.h"
+#include "train/cli/retrieve_command.h"
 
 namespace rematch::cli {
 namespace {
@@ -45,6 +46,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   add_train_command(app, out, err);
   add_demo_command(app, out, err);
   add_data_command(app, out);
+  add_retrieve_command(app, out, err);
   // CLI11 would only say "A subcommand is required" for `rematch frobnicate`; name the word and the choices.
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;

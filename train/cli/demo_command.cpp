@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "train/cli/app.h"
+#include "train/cli/report_pages.h"
 #include "train/methods/make_method.h"
 #include "train/run/run_folder.h"
 #include "train/synth/pairs_world.h"
@@ -167,6 +168,10 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   for (const Row& r : rows) out << r.run_dir << " ";
   out << "\nValidation curves: " << o.out << "/validation_rsum.png\nTotal time " << fixed(seconds / 60, 1)
       << " min.\n";
+  // The page a newcomer opens first: the pairs L2RM flagged as mismatched, with pictures (docs/viz.md §4.3).
+  for (const Row& r : rows)
+    if (r.method == "l2rm")
+      out << "Report (open it in a browser): " << write_run_report(r.run_dir, o.out + "/report", {}, err) << "\n";
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+// The reports of `rematch retrieve` and `rematch demo` (docs/viz.md): what goes into the pages of viz/ is read
+// here from the data set (captions, image ids, pictures), a score matrix, and a run folder (config.json, the
+// noise used, the per-epoch splits, metrics.jsonl).
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "train/cli/eval_checkpoint.h"
+
+namespace rematch::cli {
+
+// Where the pictures of a data set's images are (docs/viz.md §2).
+struct ImageSource {
+  std::string images_dir;     // "" : <data_path>/<data_name>/images when it exists (the synthetic benchmark's)
+  std::string image_list;     // a file of image file names, one per distinct image or per features row
+  std::string karpathy_json;  // dataset_<name>.json of the Karpathy split: its images of the split, in order
+};
+
+// The name (id or file name) of each distinct image of a split, in row order ("" where none is known): from
+// image_list, else the Karpathy JSON, else <split>_ids.txt. num_captions is the file's caption count.
+std::vector<std::string> split_image_names(const std::string& data_path, const std::string& data_name,
+                                           const std::string& split, int64_t num_images, const ImageSource& source);
+
+struct RetrievalReportOptions {
+  std::string out_dir;
+  ImageSource images;
+  int64_t top_k = 5;
+  int64_t random_queries = 8;  // per direction, when none are chosen
+  std::vector<int64_t> query_images, query_captions;
+  uint64_t seed = 0;
+  int thumbnail_side = 160;
+  std::vector<std::pair<std::string, std::string>> links;  // (href, text) under the page's title
+};
+
+// <out_dir>/retrieval.html with <out_dir>/thumbs/; returns the page's path. `scored` is the matrix of the split
+// `data` names (its captions are read again for their text).
+std::string write_retrieval_report(const ScoredSplit& scored, const CheckpointScoringOptions& data,
+                                   const RetrievalReportOptions& options);
+
+struct CaughtReportOptions {
+  std::string out_dir;
+  ImageSource images;
+  int64_t per_section = 12;  // cards per section
+  uint64_t seed = 0;
+  int thumbnail_side = 160;
+  std::string page_name = "caught.html";
+  std::vector<std::pair<std::string, std::string>> links;  // (href, text) under the page's title
+};
+
+// <out_dir>/<page_name> (and detection.png when the noise is known): the training pairs the run's method flagged
+// in its last recorded split, and the detection per epoch. The split comes from <run_dir>/splits/
+// (viz/epoch_splits.h); a run without it falls back on the split in checkpoint_latest (L2RM keeps it there) and
+// on the clean-set statistics of metrics.jsonl. Returns the page's path.
+std::string write_caught_report(const std::string& run_dir, const CaughtReportOptions& options, std::ostream& log);
+
+// A run folder's whole report in <out_dir>: index.html (what the run caught) linking retrieval.html (what
+// checkpoint_best retrieves on the run's test split) when the run has a best checkpoint; returns index.html's path.
+std::string write_run_report(const std::string& run_dir, const std::string& out_dir, const ImageSource& images,
+                             std::ostream& log);
+
+}  // namespace rematch::cli
