@@ -41,7 +41,9 @@ std::string format_report(const DataCheckReport& r) {
   for (const CheckItem& i : r.items) {
     std::string holds = i.content.empty() ? "-" : i.content;
     if (i.severity != Severity::ok && i.status != "ok") holds = i.status + (i.content.empty() ? "" : ": " + i.content);
-    rows.push_back({mark(i.severity), shown_path(i.path, r.data_path), holds, i.expected.empty() ? "-" : i.expected});
+    // Facts about the whole set (a labelled split, its classes) are named by what they are, not by the folder.
+    const std::string file = i.path == r.folder ? i.role : shown_path(i.path, r.data_path);
+    rows.push_back({mark(i.severity), file, holds, i.expected.empty() ? "-" : i.expected});
   }
   std::vector<size_t> width(4, 0);
   for (const auto& row : rows)
