@@ -225,16 +225,23 @@ TEST_F(DataCheckTest, RatioInName) {
   EXPECT_DOUBLE_EQ(ratio_in_name("run/noise_index.npy"), -1);
 }
 
-TEST_F(DataCheckTest, TrainingStartThrowsNamingEachProblem) {
+TEST_F(DataCheckTest, TrainingStartThrowsNamingEachProblemOfTheFilesItReads) {
   std::ostringstream log;
-  DataCheckOptions o;
-  o.data_path = dir_.string();
-  o.data_name = "toy_precomp";
-  o.release = &kToy;
-  check_for_training(o, log);
+  TrainingDataFiles f;
+  f.data_path = dir_.string();
+  f.data_name = "toy_precomp";
+  check_for_training(f, log);
+  // A broken noise file the run does not read, and a split it does not test on, stop nothing.
+  save_npy(file("noise_inx_0.2.npy"), from_vector(std::vector<int64_t>(19, 0)));
+  write_images("testall", 3);
+  write_captions("testall", 14);
+  check_for_training(f, log);
+  f.noise_file = file("noise_inx_0.2.npy");
+  EXPECT_THROWS_WITH(check_for_training(f, log), file("noise_inx_0.2.npy"), "1 problem(s)");
+  f.noise_file.clear();
   fs::resize_file(file("dev_ims.npy"), 200);
   write_captions("train", 99);
-  EXPECT_THROWS_WITH(check_for_training(o, log), file("dev_ims.npy"), file("train_caps.txt"), "2 problem(s)");
+  EXPECT_THROWS_WITH(check_for_training(f, log), file("dev_ims.npy"), file("train_caps.txt"), "2 problem(s)");
 }
 
 TEST_F(DataCheckTest, LabeledFolder) {

@@ -261,8 +261,18 @@ DataCheckReport check_data(const DataCheckOptions& options) {
   return r;
 }
 
-void check_for_training(DataCheckOptions options, std::ostream& log) {
+void check_for_training(const TrainingDataFiles& files, std::ostream& log) {
+  DataCheckOptions options;
+  options.data_path = files.data_path;
+  options.data_name = files.data_name;
+  options.vocab_path = files.vocab_path;
+  if (!files.noise_file.empty()) options.noise_files = {files.noise_file};
+  options.layout = files.labeled ? DataLayout::labeled : DataLayout::precomp;
+  options.test_split = files.test_split;
+  options.valid_len = files.valid_len;
   options.whole_files = false;
+  options.find_noise_files = false;
+  options.only_splits = {"train", "dev", files.test_split};
   const DataCheckReport r = check_data(options);
   std::string errors;
   for (const CheckItem& i : r.items) {

@@ -53,6 +53,10 @@ struct DataCheckOptions {
   bool whole_files = true;
   // Holds the folder against this release instead of the one data_name names (tests use a small one).
   const PrecompRelease* release = nullptr;
+  // false: only the noise files given in noise_files, none found by name (a run reads only its --noise_file).
+  bool find_noise_files = true;
+  // precomp: when not empty, only these splits (a run reads train, dev and its test split).
+  std::vector<std::string> only_splits;
 };
 
 struct DataCheckReport {
@@ -72,9 +76,15 @@ std::string format_report(const DataCheckReport& report);
 // One JSON object: the fields above and every item with its numbers.
 std::string report_json(const DataCheckReport& report);
 
-// The hook for `rematch train`'s start (docs/data.md §5.3): check_data without whole-file reads; warnings are
-// written to `log`, and errors throw one rematch::Error listing each problem with its file.
-void check_for_training(DataCheckOptions options, std::ostream& log);
+// The hook for `rematch train`'s start (docs/data.md §5.3): check_data without whole-file reads, on the files the
+// run reads (train, dev and the test split; the --noise_file only); warnings are written to `log`, and errors
+// throw one rematch::Error listing each problem with its file.
+struct TrainingDataFiles {
+  std::string data_path, data_name, vocab_path, noise_file, test_split = "test";
+  bool labeled = false;  // UOT-RCL's class-labelled layout (data_path: an HDF5 file or a .npy folder)
+  int64_t valid_len = -1;
+};
+void check_for_training(const TrainingDataFiles& files, std::ostream& log);
 
 // ---- pieces shared by the checks (data_check_*.cpp) --------------------------------------------------------
 

@@ -309,6 +309,10 @@ std::vector<std::string> noise_files(const DataCheckOptions& o) {
     std::sort(found.begin(), found.end());
     for (const auto& p : found) add(p);
   };
+  if (!o.find_noise_files) {
+    for (const std::string& f : o.noise_files) add(f);
+    return out;
+  }
   scan(fs::path(o.data_path) / name, "noise_inx_");  // RCL
   scan(fs::path(o.data_path) / name, name + "_");     // NCR's own files copied beside the data
   scan(fs::path(o.data_path) / "noise_index", name + "_");  // L2RM's and BiCro's repository folder
@@ -341,6 +345,13 @@ void check_precomp(const DataCheckOptions& o, DataCheckReport& report) {
       it->second = true;
   }
 
+  if (!o.only_splits.empty())
+    splits.erase(std::remove_if(splits.begin(), splits.end(),
+                                [&](const auto& s) {
+                                  return std::find(o.only_splits.begin(), o.only_splits.end(), s.first) ==
+                                         o.only_splits.end();
+                                }),
+                 splits.end());
   std::vector<SplitFacts> facts;
   for (const auto& [split, required] : splits) {
     const PrecompSplitRelease* official = nullptr;
