@@ -91,8 +91,12 @@ std::string write_caught_report(const std::string& run_dir, const CaughtReportOp
   REMATCH_CHECK(in.good(), "run folder '", run_dir, "' has no config.json");
   const nlohmann::json config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   REMATCH_CHECK(config.is_object(), "'", run_dir, "/config.json' is not a JSON object");
-  const std::string data_path = config.value("data_path", ""), method = config.value("method", "");
-  const std::string data_name = data::without_trailing_slashes(config.value("data_name", ""));
+  auto text = [&](const char* key) {
+    const auto it = config.find(key);
+    return it != config.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const std::string data_path = text("data_path"), method = text("method");
+  const std::string data_name = data::without_trailing_slashes(text("data_name"));
   REMATCH_CHECK(!data_name.empty(), "run folder '", run_dir, "': its config.json names no image-caption data set (",
                 method, " runs on class-labelled data, which this page does not show)");
 

@@ -177,10 +177,15 @@ std::string write_run_report(const std::string& run_dir, const std::string& out_
     REMATCH_CHECK(config.is_object(), "'", run_dir, "/config.json' is not a JSON object");
     CheckpointScoringOptions so;
     so.checkpoints = {best};
-    so.data_path = config.value("data_path", "");
-    so.data_name = config.value("data_name", "");
-    so.vocab_path = config.value("vocab_path", "");
-    so.split = config.value("test_split", std::string("test"));
+    // A field that is absent or not a string (a null test_split: the default) takes the default.
+    auto text = [&](const char* key, const std::string& fallback) {
+      const auto it = config.find(key);
+      return it != config.end() && it->is_string() ? it->get<std::string>() : fallback;
+    };
+    so.data_path = text("data_path", "");
+    so.data_name = text("data_name", "");
+    so.vocab_path = text("vocab_path", "");
+    so.split = text("test_split", "test");
     RetrievalReportOptions ro;
     ro.out_dir = out_dir;
     ro.images = images;
