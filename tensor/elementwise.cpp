@@ -1,5 +1,6 @@
 // kernels:: entry points for copy/fill/cast and the elementwise family: validate, allocate, broadcast, then
-// hand over to the device's implementation.
+// hand over to the device's implementation. The elementwise ops' names and dtype rules come from the table of
+// tensor/elementwise_ops.h; the checks are made here, once for both devices.
 #include "tensor/cpu/cpu_kernels.h"
 #include "tensor/creation.h"
 #include "tensor/cuda/cuda_kernels.h"
@@ -7,72 +8,56 @@
 
 namespace rematch::kernels {
 
-const char* op_name(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg: return "neg";
-    case UnaryOp::Abs: return "abs";
-    case UnaryOp::Exp: return "exp";
-    case UnaryOp::Log: return "log";
-    case UnaryOp::Log1p: return "log1p";
-    case UnaryOp::Sqrt: return "sqrt";
-    case UnaryOp::Rsqrt: return "rsqrt";
-    case UnaryOp::Square: return "square";
-    case UnaryOp::Reciprocal: return "reciprocal";
-    case UnaryOp::Tanh: return "tanh";
-    case UnaryOp::Sigmoid: return "sigmoid";
-    case UnaryOp::Relu: return "relu";
-    case UnaryOp::Sign: return "sign";
-    case UnaryOp::LogicalNot: return "logical_not";
-    case UnaryOp::IsFinite: return "isfinite";
-  }
-  return "?";
+// One case of an op_info switch: the row of `op` in the family `Op`.
+#define REMATCH_OP_INFO(op, name, accepts, result, functor) \
+  case Op::op: return {name, Accepts::accepts, Result::result};
+
+OpInfo op_info(UnaryOp op) {
+  using Op = UnaryOp;
+  switch (op) { REMATCH_UNARY_OPS(REMATCH_OP_INFO) }
+  return {"?", Accepts::Numeric, Result::Same};
 }
 
-const char* op_name(ScalarOp op) {
-  switch (op) {
-    case ScalarOp::Add: return "add";
-    case ScalarOp::Mul: return "mul";
-    case ScalarOp::Pow: return "pow";
-    case ScalarOp::LeakyRelu: return "leaky_relu";
-    case ScalarOp::ClampMin: return "clamp_min";
-    case ScalarOp::ClampMax: return "clamp_max";
-    case ScalarOp::RSub: return "rsub";
-    case ScalarOp::RDiv: return "rdiv";
-    case ScalarOp::Eq: return "eq";
-    case ScalarOp::Ne: return "ne";
-    case ScalarOp::Lt: return "lt";
-    case ScalarOp::Le: return "le";
-    case ScalarOp::Gt: return "gt";
-    case ScalarOp::Ge: return "ge";
-  }
-  return "?";
+OpInfo op_info(ScalarOp op) {
+  using Op = ScalarOp;
+  switch (op) { REMATCH_SCALAR_OPS(REMATCH_OP_INFO) }
+  return {"?", Accepts::Numeric, Result::Same};
 }
 
-const char* op_name(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Add: return "add";
-    case BinaryOp::Sub: return "sub";
-    case BinaryOp::Mul: return "mul";
-    case BinaryOp::Div: return "div";
-    case BinaryOp::Maximum: return "maximum";
-    case BinaryOp::Minimum: return "minimum";
-    case BinaryOp::Eq: return "eq";
-    case BinaryOp::Ne: return "ne";
-    case BinaryOp::Lt: return "lt";
-    case BinaryOp::Le: return "le";
-    case BinaryOp::Gt: return "gt";
-    case BinaryOp::Ge: return "ge";
-    case BinaryOp::LogicalAnd: return "logical_and";
-    case BinaryOp::LogicalOr: return "logical_or";
-  }
-  return "?";
+OpInfo op_info(BinaryOp op) {
+  using Op = BinaryOp;
+  switch (op) { REMATCH_BINARY_OPS(REMATCH_OP_INFO) }
+  return {"?", Accepts::Numeric, Result::Same};
 }
+
+#undef REMATCH_OP_INFO
+
+const char* op_name(UnaryOp op) { return op_info(op).name; }
+const char* op_name(ScalarOp op) { return op_info(op).name; }
+const char* op_name(BinaryOp op) { return op_info(op).name; }
 
 namespace {
-bool is_comparison(BinaryOp op) {
-  return op == BinaryOp::Eq || op == BinaryOp::Ne || op == BinaryOp::Lt || op == BinaryOp::Le ||
-         op == BinaryOp::Gt || op == BinaryOp::Ge || op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr;
+
+// The refusals of Accepts (tensor/elementwise_ops.h) other than Bool's, which the callers check first.
+void check_dtype(const OpInfo& info, DType t) {
+  if (info.accepts == Accepts::Bool) return;
+  if (t == DType::Bool) throw_dtype_unsupported(info.name, t, "a numeric dtype (not bool)");
+  switch (info.accepts) {
+    case Accepts::Numeric:
+    case Accepts::Bool: return;
+    case Accepts::Floating:
+      if (!is_floating(t)) REMATCH_FAIL(info.name, ": dtype ", dtype_name(t), " is not supported");
+      return;
+    case Accepts::Division:
+      if (!is_floating(t))
+        REMATCH_FAIL(info.name, ": integer division is not supported (", dtype_name(t),
+                     "); cast to a floating dtype first");
+      return;
+  }
 }
+
+DType result_dtype(const OpInfo& info, DType input) { return info.result == Result::Bool ? DType::Bool : input; }
+
 }  // namespace
 
 void copy_(const Tensor& dst, const Tensor& src) {
@@ -118,38 +103,44 @@ Tensor to_device(const Tensor& x, Device device) {
 }
 
 Tensor unary(UnaryOp op, const Tensor& x) {
-  REMATCH_CHECK(x.defined(), op_name(op), ": undefined input");
-  const bool bool_out = op == UnaryOp::IsFinite || op == UnaryOp::LogicalNot;
-  if (op == UnaryOp::LogicalNot)
-    REMATCH_CHECK(x.dtype() == DType::Bool, "logical_not: expected a bool tensor, got ", x.describe());
-  Tensor out = empty(x.sizes(), bool_out ? DType::Bool : x.dtype(), x.device());
+  const OpInfo info = op_info(op);
+  REMATCH_CHECK(x.defined(), info.name, ": undefined input");
+  if (info.accepts == Accepts::Bool)
+    REMATCH_CHECK(x.dtype() == DType::Bool, info.name, ": expected a bool tensor, got ", x.describe());
+  Tensor out = empty(x.sizes(), result_dtype(info, x.dtype()), x.device());
   if (x.numel() == 0) return out;
+  check_dtype(info, x.dtype());
   if (x.device().is_cuda()) cuda::unary(op, out, x);
   else cpu::unary(op, out, x);
   return out;
 }
 
 Tensor scalar_op(ScalarOp op, const Tensor& x, double s) {
-  REMATCH_CHECK(x.defined(), op_name(op), ": undefined input");
-  const bool bool_out = op >= ScalarOp::Eq;
-  Tensor out = empty(x.sizes(), bool_out ? DType::Bool : x.dtype(), x.device());
+  const OpInfo info = op_info(op);
+  REMATCH_CHECK(x.defined(), info.name, ": undefined input");
+  if (info.accepts == Accepts::Bool)
+    REMATCH_CHECK(x.dtype() == DType::Bool, info.name, ": expected a bool tensor, got ", x.describe());
+  Tensor out = empty(x.sizes(), result_dtype(info, x.dtype()), x.device());
   if (x.numel() == 0) return out;
+  check_dtype(info, x.dtype());
   if (x.device().is_cuda()) cuda::scalar_op(op, out, x, s);
   else cpu::scalar_op(op, out, x, s);
   return out;
 }
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
-  const char* name = op_name(op);
+  const OpInfo info = op_info(op);
+  const char* name = info.name;
   REMATCH_CHECK(a.defined() && b.defined(), name, ": undefined input");
   check_same_device(name, {&a, &b});
   REMATCH_CHECK(a.dtype() == b.dtype(), name, ": dtypes differ (", a.describe(), " and ", b.describe(),
                 "); convert one with to()");
-  if (op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr)
+  if (info.accepts == Accepts::Bool)
     REMATCH_CHECK(a.dtype() == DType::Bool, name, ": expected bool tensors, got ", a.describe());
   const Shape shape = broadcast_shapes(a.sizes(), b.sizes(), name);
-  Tensor out = empty(shape, is_comparison(op) ? DType::Bool : a.dtype(), a.device());
+  Tensor out = empty(shape, result_dtype(info, a.dtype()), a.device());
   if (out.numel() == 0) return out;
+  check_dtype(info, a.dtype());
   if (a.device().is_cuda()) cuda::binary(op, out, expand(a, shape), expand(b, shape));
   else cpu::binary(op, out, expand(a, shape), expand(b, shape));
   return out;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensor/elementwise_ops.h"
 #include "tensor/tensor_core.h"
 
 namespace rematch::kernels {
@@ -20,30 +21,43 @@ Tensor cast(const Tensor& x, DType dtype);        // x itself when already of th
 Tensor to_device(const Tensor& x, Device device); // x itself when already there
 Tensor clone(const Tensor& x);                    // always a fresh contiguous copy
 
-// ---- elementwise ------------------------------------------------------------------------------------------
-enum class UnaryOp {
-  Neg, Abs, Exp, Log, Log1p, Sqrt, Rsqrt, Square, Reciprocal, Tanh, Sigmoid, Relu, Sign, LogicalNot,
-  IsFinite,  // bool result: false for NaN and ±Inf
+// ---- elementwise (one row per op in tensor/elementwise_ops.h) ---------------------------------------------
+#define REMATCH_ELEMENTWISE_ENUMERATOR(op, name, accepts, result, functor) op,
+enum class UnaryOp { REMATCH_UNARY_OPS(REMATCH_ELEMENTWISE_ENUMERATOR) };
+enum class ScalarOp { REMATCH_SCALAR_OPS(REMATCH_ELEMENTWISE_ENUMERATOR) };
+enum class BinaryOp { REMATCH_BINARY_OPS(REMATCH_ELEMENTWISE_ENUMERATOR) };
+#undef REMATCH_ELEMENTWISE_ENUMERATOR
+
+// Every op of each enum, in order (the parity tests iterate them).
+#define REMATCH_ELEMENTWISE_UNARY_ITEM(op, ...) UnaryOp::op,
+#define REMATCH_ELEMENTWISE_SCALAR_ITEM(op, ...) ScalarOp::op,
+#define REMATCH_ELEMENTWISE_BINARY_ITEM(op, ...) BinaryOp::op,
+inline constexpr UnaryOp kUnaryOps[] = {REMATCH_UNARY_OPS(REMATCH_ELEMENTWISE_UNARY_ITEM)};
+inline constexpr ScalarOp kScalarOps[] = {REMATCH_SCALAR_OPS(REMATCH_ELEMENTWISE_SCALAR_ITEM)};
+inline constexpr BinaryOp kBinaryOps[] = {REMATCH_BINARY_OPS(REMATCH_ELEMENTWISE_BINARY_ITEM)};
+#undef REMATCH_ELEMENTWISE_UNARY_ITEM
+#undef REMATCH_ELEMENTWISE_SCALAR_ITEM
+#undef REMATCH_ELEMENTWISE_BINARY_ITEM
+
+// One row of the table, without its functor.
+struct OpInfo {
+  const char* name;
+  Accepts accepts;
+  Result result;
 };
-// Ops with one scalar parameter `s`.
-enum class ScalarOp {
-  Add, Mul, Pow, LeakyRelu, ClampMin, ClampMax, RSub, /* s - x */ RDiv, /* s / x */
-  Eq, Ne, Lt, Le, Gt, Ge,  // bool results, x compared with s
-};
-enum class BinaryOp {
-  Add, Sub, Mul, Div, Maximum, Minimum,
-  Eq, Ne, Lt, Le, Gt, Ge,  // bool results
-  LogicalAnd, LogicalOr,   // bool inputs, bool result
-};
+OpInfo op_info(UnaryOp op);
+OpInfo op_info(ScalarOp op);
+OpInfo op_info(BinaryOp op);
+const char* op_name(UnaryOp op);  // op_info(op).name
+const char* op_name(ScalarOp op);
+const char* op_name(BinaryOp op);
+
 Tensor unary(UnaryOp op, const Tensor& x);
 Tensor scalar_op(ScalarOp op, const Tensor& x, double s);
 // NumPy broadcasting; both inputs must share dtype (and device).
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 // cond ? a : b, broadcast over all three; cond is bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
-const char* op_name(UnaryOp op);
-const char* op_name(ScalarOp op);
-const char* op_name(BinaryOp op);
 
 // ---- views (share storage) -------------------------------------------------------------------------------
 Tensor as_strided(const Tensor& x, Shape sizes, Shape strides, int64_t offset);

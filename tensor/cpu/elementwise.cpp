@@ -1,20 +1,29 @@
-// CPU elementwise kernels: unary, scalar, binary and where, over strided and broadcast views.
+// CPU elementwise kernels: unary, scalar, binary and where, over strided and broadcast views. The ops and their
+// math are the table's (tensor/elementwise_ops.h, tensor/elementwise_functors.h); this file runs them in loops.
 #include <cmath>
-#include <type_traits>
 
 #include "tensor/cpu/cpu_kernels.h"
 #include "tensor/cpu/fast_exp.h"
 #include "tensor/cpu/strided_loop.h"
 #include "tensor/creation.h"
+#include "tensor/elementwise_dispatch.h"
 #include "tensor/kernels.h"
 
 namespace rematch::cpu {
 namespace {
 
-template <typename T> inline T exp_of(T x) {
-  if constexpr (std::is_same_v<T, float>) return fast_expf(x);
-  else return std::exp(x);
-}
+// The CPU's math policy for the functors of tensor/elementwise_functors.h: float32 exp is fast_expf (it
+// vectorises), the rest the std:: functions (std::isfinite vectorises as bit tests).
+struct CpuMath {
+  static float exp(float v) { return fast_expf(v); }
+  static double exp(double v) { return std::exp(v); }
+  template <typename T> static T log(T v) { return std::log(v); }
+  template <typename T> static T log1p(T v) { return std::log1p(v); }
+  template <typename T> static T sqrt(T v) { return std::sqrt(v); }
+  template <typename T> static T tanh(T v) { return std::tanh(v); }
+  template <typename T> static T pow(T v, T s) { return std::pow(v, s); }
+  template <typename T> static bool is_finite(T v) { return std::isfinite(v); }
+};
 
 // out = f(a) over two operands [out, a].
 template <typename TO, typename TA, typename F> void map1(const Tensor& out, const Tensor& a, F f) {
@@ -55,123 +64,23 @@ void map2(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
   });
 }
 
-template <typename T> void unary_typed(kernels::UnaryOp op, const Tensor& out, const Tensor& x) {
-  using kernels::UnaryOp;
-  constexpr bool fp = std::is_floating_point_v<T>;
-  switch (op) {
-    case UnaryOp::Neg: return map1<T, T>(out, x, [](T v) { return static_cast<T>(-v); });
-    case UnaryOp::Abs: return map1<T, T>(out, x, [](T v) { return v < T(0) ? static_cast<T>(-v) : v; });
-    case UnaryOp::Square: return map1<T, T>(out, x, [](T v) { return static_cast<T>(v * v); });
-    case UnaryOp::Sign:
-      return map1<T, T>(out, x, [](T v) { return static_cast<T>((T(0) < v) - (v < T(0))); });
-    case UnaryOp::Relu: return map1<T, T>(out, x, [](T v) { return v > T(0) ? v : T(0); });
-    case UnaryOp::IsFinite:
-      return map1<bool, T>(out, x, [](T v) {
-        if constexpr (fp) return std::isfinite(v);
-        else return true;
-      });
-    default: break;
-  }
-  if constexpr (fp) {
-    switch (op) {
-      case UnaryOp::Exp: return map1<T, T>(out, x, [](T v) { return exp_of(v); });
-      case UnaryOp::Log: return map1<T, T>(out, x, [](T v) { return std::log(v); });
-      case UnaryOp::Log1p: return map1<T, T>(out, x, [](T v) { return std::log1p(v); });
-      case UnaryOp::Sqrt: return map1<T, T>(out, x, [](T v) { return std::sqrt(v); });
-      case UnaryOp::Rsqrt: return map1<T, T>(out, x, [](T v) { return T(1) / std::sqrt(v); });
-      case UnaryOp::Reciprocal: return map1<T, T>(out, x, [](T v) { return T(1) / v; });
-      case UnaryOp::Tanh: return map1<T, T>(out, x, [](T v) { return std::tanh(v); });
-      case UnaryOp::Sigmoid: return map1<T, T>(out, x, [](T v) { return T(1) / (T(1) + exp_of(-v)); });
-      default: break;
-    }
-  }
-  REMATCH_FAIL(kernels::op_name(op), ": dtype ", dtype_name(x.dtype()), " is not supported");
-}
-
-template <typename T> void scalar_typed(kernels::ScalarOp op, const Tensor& out, const Tensor& x, double sd) {
-  using kernels::ScalarOp;
-  const T s = static_cast<T>(sd);
-  switch (op) {
-    case ScalarOp::Add: return map1<T, T>(out, x, [s](T v) { return static_cast<T>(v + s); });
-    case ScalarOp::Mul: return map1<T, T>(out, x, [s](T v) { return static_cast<T>(v * s); });
-    case ScalarOp::RSub: return map1<T, T>(out, x, [s](T v) { return static_cast<T>(s - v); });
-    case ScalarOp::ClampMin: return map1<T, T>(out, x, [s](T v) { return v < s ? s : v; });
-    case ScalarOp::ClampMax: return map1<T, T>(out, x, [s](T v) { return v > s ? s : v; });
-    case ScalarOp::Eq: return map1<bool, T>(out, x, [sd](T v) { return static_cast<double>(v) == sd; });
-    case ScalarOp::Ne: return map1<bool, T>(out, x, [sd](T v) { return static_cast<double>(v) != sd; });
-    case ScalarOp::Lt: return map1<bool, T>(out, x, [sd](T v) { return static_cast<double>(v) < sd; });
-    case ScalarOp::Le: return map1<bool, T>(out, x, [sd](T v) { return static_cast<double>(v) <= sd; });
-    case ScalarOp::Gt: return map1<bool, T>(out, x, [sd](T v) { return static_cast<double>(v) > sd; });
-    case ScalarOp::Ge: return map1<bool, T>(out, x, [sd](T v) { return static_cast<double>(v) >= sd; });
-    default: break;
-  }
-  if constexpr (std::is_floating_point_v<T>) {
-    switch (op) {
-      case ScalarOp::RDiv: return map1<T, T>(out, x, [s](T v) { return s / v; });
-      case ScalarOp::LeakyRelu: return map1<T, T>(out, x, [s](T v) { return v > T(0) ? v : v * s; });
-      case ScalarOp::Pow:
-        if (sd == 2) return map1<T, T>(out, x, [](T v) { return v * v; });
-        if (sd == 0.5) return map1<T, T>(out, x, [](T v) { return std::sqrt(v); });
-        return map1<T, T>(out, x, [s](T v) { return std::pow(v, s); });
-      default: break;
-    }
-  }
-  REMATCH_FAIL(kernels::op_name(op), ": dtype ", dtype_name(x.dtype()), " is not supported");
-}
-
-template <typename T>
-void binary_typed(kernels::BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
-  using kernels::BinaryOp;
-  switch (op) {
-    case BinaryOp::Add: return map2<T, T>(out, a, b, [](T x, T y) { return static_cast<T>(x + y); });
-    case BinaryOp::Sub: return map2<T, T>(out, a, b, [](T x, T y) { return static_cast<T>(x - y); });
-    case BinaryOp::Mul: return map2<T, T>(out, a, b, [](T x, T y) { return static_cast<T>(x * y); });
-    case BinaryOp::Div:
-      if constexpr (std::is_integral_v<T>) {
-        REMATCH_FAIL("div: integer division is not supported (", dtype_name(a.dtype()),
-                     "); cast to a floating dtype first");
-      } else {
-        return map2<T, T>(out, a, b, [](T x, T y) { return x / y; });
-      }
-    // NaN propagates through maximum/minimum, as in PyTorch.
-    case BinaryOp::Maximum:
-      return map2<T, T>(out, a, b, [](T x, T y) { return (x != x || x > y) ? x : y; });
-    case BinaryOp::Minimum:
-      return map2<T, T>(out, a, b, [](T x, T y) { return (x != x || x < y) ? x : y; });
-    case BinaryOp::Eq: return map2<bool, T>(out, a, b, [](T x, T y) { return x == y; });
-    case BinaryOp::Ne: return map2<bool, T>(out, a, b, [](T x, T y) { return x != y; });
-    case BinaryOp::Lt: return map2<bool, T>(out, a, b, [](T x, T y) { return x < y; });
-    case BinaryOp::Le: return map2<bool, T>(out, a, b, [](T x, T y) { return x <= y; });
-    case BinaryOp::Gt: return map2<bool, T>(out, a, b, [](T x, T y) { return x > y; });
-    case BinaryOp::Ge: return map2<bool, T>(out, a, b, [](T x, T y) { return x >= y; });
-    case BinaryOp::LogicalAnd: return map2<bool, T>(out, a, b, [](T x, T y) { return x && y; });
-    case BinaryOp::LogicalOr: return map2<bool, T>(out, a, b, [](T x, T y) { return x || y; });
-  }
-}
-
 }  // namespace
 
 void unary(kernels::UnaryOp op, const Tensor& out, const Tensor& x) {
-  if (op == kernels::UnaryOp::LogicalNot) {
-    return map1<bool, bool>(out, x, [](bool v) { return !v; });
-  }
-  dispatch_numeric(kernels::op_name(op), x.dtype(), [&](auto tag) {
-    unary_typed<typename decltype(tag)::type>(op, out, x);
+  elementwise::unary<CpuMath>(op, x.dtype(), [&](auto out_tag, auto in_tag, auto f) {
+    map1<typename decltype(out_tag)::type, typename decltype(in_tag)::type>(out, x, f);
   });
 }
 
 void scalar_op(kernels::ScalarOp op, const Tensor& out, const Tensor& x, double s) {
-  dispatch_numeric(kernels::op_name(op), x.dtype(), [&](auto tag) {
-    scalar_typed<typename decltype(tag)::type>(op, out, x, s);
+  elementwise::scalar_op<CpuMath>(op, x.dtype(), s, [&](auto out_tag, auto in_tag, auto f) {
+    map1<typename decltype(out_tag)::type, typename decltype(in_tag)::type>(out, x, f);
   });
 }
 
 void binary(kernels::BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
-  if (op == kernels::BinaryOp::LogicalAnd || op == kernels::BinaryOp::LogicalOr) {
-    return binary_typed<bool>(op, out, a, b);
-  }
-  dispatch_numeric(kernels::op_name(op), a.dtype(), [&](auto tag) {
-    binary_typed<typename decltype(tag)::type>(op, out, a, b);
+  elementwise::binary<CpuMath>(op, a.dtype(), [&](auto out_tag, auto in_tag, auto f) {
+    map2<typename decltype(out_tag)::type, typename decltype(in_tag)::type>(out, a, b, f);
   });
 }
 

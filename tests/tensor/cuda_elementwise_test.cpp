@@ -1,5 +1,6 @@
 // The CUDA elementwise kernels (tensor/cuda/elementwise*.cu) against the CPU ones: every unary, scalar and
-// binary op, where, fill and copy, in every dtype each accepts, over inputs that take every kernel path:
+// binary op of the table (tensor/elementwise_ops.h) in every dtype (its result where its row takes the dtype,
+// the same refusal otherwise), where, fill and copy, over inputs that take every kernel path:
 // contiguous (16-byte vector loads, with a tail), misaligned, transposed, stepped slices, broadcast (stride 0),
 // 0-d, empty, more merged dims than one launch carries, and more elements than 32-bit indexing covers.
 // Integer, bool and copy results must match exactly; float math within a few ulp (CUDA's expf/logf/... against
@@ -21,7 +22,6 @@ using kernels::UnaryOp;
 using test::all_close;
 
 const Device kGpu = Device::cuda(0);
-const std::vector<DType> kNumeric = {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt8};
 const std::vector<DType> kAll = {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt8,
                                  DType::Bool};
 
@@ -114,29 +114,31 @@ std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
-const UnaryOp kUnaryOps[] = {UnaryOp::Neg,  UnaryOp::Abs,   UnaryOp::Exp,        UnaryOp::Log,
-                             UnaryOp::Log1p, UnaryOp::Sqrt, UnaryOp::Rsqrt,      UnaryOp::Square,
-                             UnaryOp::Reciprocal, UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Relu,
-                             UnaryOp::Sign, UnaryOp::IsFinite};
-
-bool float_only(UnaryOp op) {
-  return op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::Square && op != UnaryOp::Relu &&
-         op != UnaryOp::Sign && op != UnaryOp::IsFinite;
+// Whether the table row of `op` (tensor/elementwise_ops.h) takes dtype dt.
+template <typename Op> bool takes(Op op, DType dt) {
+  return kernels::accepts_dtype(kernels::op_info(op).accepts, dt);
 }
 
+// An op refused on the CPU is refused on CUDA with the same message: always for a bool-only op, otherwise when
+// there is something to compute.
+template <typename Op> void expect_same_refusal(Op op, int64_t numel, const std::function<void()>& on_cpu,
+                                                const std::function<void()>& on_gpu) {
+  const std::string want = error_of(on_cpu);
+  EXPECT_EQ(want.empty(), numel == 0 && kernels::op_info(op).accepts != kernels::Accepts::Bool);
+  EXPECT_EQ(error_of(on_gpu), want);
+}
+
+// Every unary op of the table in every dtype: its result where its row takes the dtype, its refusal otherwise.
 TEST(CudaElementwise, UnaryMatchesCpu) {
   SKIP_WITHOUT_CUDA();
-  for (DType dt : kNumeric)
+  for (DType dt : kAll)
     for (const Layout& l : unary_layouts()) {
-      const Tensor base = values(l.base, dt, 1);
+      const Tensor base = values(l.base, dt, dt == DType::Bool ? 2 : 1);
       const Tensor x = l.view(base), xg = l.view(kernels::to_device(base, kGpu));
-      for (UnaryOp op : kUnaryOps) {
+      for (UnaryOp op : kernels::kUnaryOps) {
         SCOPED_TRACE(std::string(kernels::op_name(op)) + " " + dtype_name(dt) + " " + l.name);
-        if (float_only(op) && !is_floating(dt)) {
-          if (x.numel() == 0) continue;  // nothing to compute, so nothing is refused
-          const std::string want = error_of([&] { kernels::unary(op, x); });
-          ASSERT_FALSE(want.empty());
-          EXPECT_EQ(error_of([&] { kernels::unary(op, xg); }), want);
+        if (!takes(op, dt)) {
+          expect_same_refusal(op, x.numel(), [&] { kernels::unary(op, x); }, [&] { kernels::unary(op, xg); });
           continue;
         }
         EXPECT_TRUE(matches(kernels::unary(op, xg), kernels::unary(op, x), float_tol(dt)));
@@ -144,30 +146,9 @@ TEST(CudaElementwise, UnaryMatchesCpu) {
     }
 }
 
-TEST(CudaElementwise, LogicalNotAndBoolRefusals) {
-  SKIP_WITHOUT_CUDA();
-  for (const Layout& l : unary_layouts()) {
-    SCOPED_TRACE(l.name);
-    const Tensor base = values(l.base, DType::Bool, 2);
-    const Tensor x = l.view(base), xg = l.view(kernels::to_device(base, kGpu));
-    EXPECT_TRUE(matches(kernels::unary(UnaryOp::LogicalNot, xg), kernels::unary(UnaryOp::LogicalNot, x), 0));
-    if (x.numel() == 0) continue;
-    for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Exp, UnaryOp::IsFinite}) {
-      const std::string want = error_of([&] { kernels::unary(op, x); });
-      ASSERT_FALSE(want.empty());
-      EXPECT_EQ(error_of([&] { kernels::unary(op, xg); }), want);
-    }
-  }
-}
-
-const ScalarOp kScalarOps[] = {ScalarOp::Add,      ScalarOp::Mul,      ScalarOp::Pow,  ScalarOp::LeakyRelu,
-                               ScalarOp::ClampMin, ScalarOp::ClampMax, ScalarOp::RSub, ScalarOp::RDiv,
-                               ScalarOp::Eq,       ScalarOp::Ne,       ScalarOp::Lt,   ScalarOp::Le,
-                               ScalarOp::Gt,       ScalarOp::Ge};
-
 TEST(CudaElementwise, ScalarOpsMatchCpu) {
   SKIP_WITHOUT_CUDA();
-  for (DType dt : kNumeric) {
+  for (DType dt : kAll) {
     // Scalars that convert to every dtype without overflow (the CPU converts s to the element type first);
     // 2 and 0.5 take pow's exact paths, NaN the comparisons' and clamps' NaN cases.
     std::vector<double> scalars = {2.0, 0.5, 3.0, 1.7};
@@ -176,16 +157,13 @@ TEST(CudaElementwise, ScalarOpsMatchCpu) {
     for (const Layout& l : unary_layouts()) {
       const Tensor base = values(l.base, dt, 3);
       const Tensor x = l.view(base), xg = l.view(kernels::to_device(base, kGpu));
-      for (ScalarOp op : kScalarOps)
+      for (ScalarOp op : kernels::kScalarOps)
         for (double s : scalars) {
           SCOPED_TRACE(std::string(kernels::op_name(op)) + " " + dtype_name(dt) + " " + l.name + " s=" +
                        std::to_string(s));
-          const bool float_only = op == ScalarOp::Pow || op == ScalarOp::LeakyRelu || op == ScalarOp::RDiv;
-          if (float_only && !is_floating(dt)) {
-            if (x.numel() == 0) continue;
-            const std::string want = error_of([&] { kernels::scalar_op(op, x, s); });
-            ASSERT_FALSE(want.empty());
-            EXPECT_EQ(error_of([&] { kernels::scalar_op(op, xg, s); }), want);
+          if (!takes(op, dt)) {
+            expect_same_refusal(op, x.numel(), [&] { kernels::scalar_op(op, x, s); },
+                                [&] { kernels::scalar_op(op, xg, s); });
             continue;
           }
           EXPECT_TRUE(matches(kernels::scalar_op(op, xg, s), kernels::scalar_op(op, x, s), float_tol(dt)));
@@ -194,42 +172,25 @@ TEST(CudaElementwise, ScalarOpsMatchCpu) {
   }
 }
 
-const BinaryOp kNumericBinaryOps[] = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div,
-                                      BinaryOp::Maximum, BinaryOp::Minimum, BinaryOp::Eq, BinaryOp::Ne,
-                                      BinaryOp::Lt,  BinaryOp::Le,  BinaryOp::Gt,  BinaryOp::Ge};
-
 TEST(CudaElementwise, BinaryOpsMatchCpuWithBroadcasting) {
   SKIP_WITHOUT_CUDA();
-  for (DType dt : kNumeric)
+  for (DType dt : kAll)
     for (const auto& [la, lb] : binary_layouts()) {
-      const Tensor base_a = values(la.base, dt, 4), base_b = values(lb.base, dt, 5);
+      const bool is_bool = dt == DType::Bool;
+      const Tensor base_a = values(la.base, dt, is_bool ? 6 : 4), base_b = values(lb.base, dt, is_bool ? 7 : 5);
       const Tensor a = la.view(base_a), b = lb.view(base_b);
       const Tensor ag = la.view(kernels::to_device(base_a, kGpu)), bg = lb.view(kernels::to_device(base_b, kGpu));
-      for (BinaryOp op : kNumericBinaryOps) {
+      const int64_t numel = shape_numel(broadcast_shapes(a.sizes(), b.sizes(), "test"));
+      for (BinaryOp op : kernels::kBinaryOps) {
         SCOPED_TRACE(std::string(kernels::op_name(op)) + " " + dtype_name(dt) + " " + la.name + " with " + lb.name);
-        if (op == BinaryOp::Div && !is_floating(dt)) {
-          const std::string want = error_of([&] { kernels::binary(op, a, b); });
-          if (!want.empty()) EXPECT_EQ(error_of([&] { kernels::binary(op, ag, bg); }), want);
+        if (!takes(op, dt)) {
+          expect_same_refusal(op, numel, [&] { kernels::binary(op, a, b); }, [&] { kernels::binary(op, ag, bg); });
           continue;
         }
         EXPECT_TRUE(matches(kernels::binary(op, ag, bg), kernels::binary(op, a, b), float_tol(dt)));
         EXPECT_TRUE(matches(kernels::binary(op, bg, ag), kernels::binary(op, b, a), float_tol(dt)));
       }
     }
-}
-
-TEST(CudaElementwise, LogicalOpsAndBoolRefusals) {
-  SKIP_WITHOUT_CUDA();
-  for (const auto& [la, lb] : binary_layouts()) {
-    SCOPED_TRACE(la.name + " with " + lb.name);
-    const Tensor base_a = values(la.base, DType::Bool, 6), base_b = values(lb.base, DType::Bool, 7);
-    const Tensor a = la.view(base_a), b = lb.view(base_b);
-    const Tensor ag = la.view(kernels::to_device(base_a, kGpu)), bg = lb.view(kernels::to_device(base_b, kGpu));
-    for (BinaryOp op : {BinaryOp::LogicalAnd, BinaryOp::LogicalOr})
-      EXPECT_TRUE(matches(kernels::binary(op, ag, bg), kernels::binary(op, a, b), 0));
-    const std::string want = error_of([&] { kernels::binary(BinaryOp::Add, a, b); });
-    if (!want.empty()) EXPECT_EQ(error_of([&] { kernels::binary(BinaryOp::Add, ag, bg); }), want);
-  }
 }
 
 TEST(CudaElementwise, WhereMatchesCpuForEveryDtype) {

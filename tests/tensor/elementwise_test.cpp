@@ -1,8 +1,11 @@
 // Forward values of the elementwise family against std:: math, over contiguous, strided, broadcast and empty
-// inputs, in float32 and float64.
+// inputs, in float32 and float64; the dtype rules of every row of the op table (tensor/elementwise_ops.h).
 #include <cfloat>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <set>
+#include <string>
 
 #include "tensor/cpu/fast_exp.h"
 #include "test_util.h"
@@ -194,6 +197,76 @@ TEST(Elementwise, CastAndCopy) {
   Tensor dst = zeros({2, 3}, DType::Float32);
   kernels::copy_(dst, x);  // broadcast along rows, converted to float32
   EXPECT_TRUE(values_equal(dst, {1.5, -2.5, 0, 1.5, -2.5, 0}));
+}
+
+const DType kAllDtypes[] = {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt8, DType::Bool};
+
+// The message of the rematch::Error f throws ("" when it does not throw).
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The refusal that the Accepts column of the table (tensor/elementwise_ops.h) promises for an op named `name` and
+// a nonempty `x`; "" when the op takes x's dtype.
+std::string refusal(const char* name, kernels::Accepts accepts, const Tensor& x, const char* bool_refusal) {
+  const std::string dt = dtype_name(x.dtype());
+  if (kernels::accepts_dtype(accepts, x.dtype())) return "";
+  if (accepts == kernels::Accepts::Bool) return std::string(name) + bool_refusal + x.describe();
+  if (x.dtype() == DType::Bool)
+    return std::string(name) + ": dtype bool is not supported (expected a numeric dtype (not bool))";
+  if (accepts == kernels::Accepts::Division)
+    return std::string(name) + ": integer division is not supported (" + dt + "); cast to a floating dtype first";
+  return std::string(name) + ": dtype " + dt + " is not supported";
+}
+
+template <typename Op, size_t N> void expect_unique_names(const Op (&ops)[N]) {
+  std::set<std::string> names;
+  for (Op op : ops) {
+    EXPECT_STREQ(kernels::op_name(op), kernels::op_info(op).name);
+    EXPECT_FALSE(std::string(kernels::op_name(op)).empty());
+    EXPECT_TRUE(names.insert(kernels::op_name(op)).second) << kernels::op_name(op);
+  }
+}
+
+// Every op of the table, in every dtype: the result dtype of its row, or the refusal of its row (the same
+// message whichever backend would have run it). With nothing to compute only the bool-only ops refuse.
+TEST(Elementwise, EveryOpOfTheTableTakesItsDtypesAndRefusesTheOthers) {
+  expect_unique_names(kernels::kUnaryOps);
+  expect_unique_names(kernels::kScalarOps);
+  expect_unique_names(kernels::kBinaryOps);
+  EXPECT_EQ(std::size(kernels::kUnaryOps), 15u);
+  EXPECT_EQ(std::size(kernels::kScalarOps), 14u);
+  EXPECT_EQ(std::size(kernels::kBinaryOps), 14u);
+  for (DType dt : kAllDtypes) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x = kernels::cast(from_vector<double>({2, 0, 1}), dt), empty_x = zeros({0, 2}, dt);
+    auto check = [&](const kernels::OpInfo& info, const char* bool_refusal, auto run) {
+      SCOPED_TRACE(info.name);
+      const std::string want = refusal(info.name, info.accepts, x, bool_refusal);
+      EXPECT_EQ(error_of([&] { run(x); }), want);
+      const bool refuses_empty = !want.empty() && info.accepts == kernels::Accepts::Bool;
+      EXPECT_EQ(error_of([&] { run(empty_x); }).empty(), !refuses_empty);
+      if (!want.empty()) return;
+      const DType out = info.result == kernels::Result::Bool ? DType::Bool : dt;
+      EXPECT_EQ(run(x).dtype(), out);
+      EXPECT_EQ(run(empty_x).dtype(), out);
+      EXPECT_EQ(run(empty_x).sizes(), (Shape{0, 2}));
+    };
+    for (kernels::UnaryOp op : kernels::kUnaryOps)
+      check(kernels::op_info(op), ": expected a bool tensor, got ",
+            [&](const Tensor& t) { return kernels::unary(op, t); });
+    for (kernels::ScalarOp op : kernels::kScalarOps)
+      check(kernels::op_info(op), ": expected a bool tensor, got ",
+            [&](const Tensor& t) { return kernels::scalar_op(op, t, 2.0); });
+    for (kernels::BinaryOp op : kernels::kBinaryOps)
+      check(kernels::op_info(op), ": expected bool tensors, got ",
+            [&](const Tensor& t) { return kernels::binary(op, t, t); });
+  }
 }
 
 }  // namespace
