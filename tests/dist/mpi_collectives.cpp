@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "autograd/autograd.h"
 #include "dist/communicator.h"
+#include "dist/gather_op.h"
 #include "tensor/kernels.h"
 
 using namespace rematch;
@@ -59,6 +61,18 @@ int main() {
   // broadcast from the last rank.
   const Tensor b = c.broadcast(from_vector(std::vector<int64_t>{r, 7}, {2}), n - 1);
   expect(b.to_vector<int64_t>() == std::vector<int64_t>{n - 1, 7}, "broadcast", r);
+  // all_gather_rows with gradient: rank k's loss is (k + 1) * sum(G * G) over the gathered G, so the run's loss
+  // sum_k (k + 1) * sum(G^2) gives every rank's rows the gradient 2 * x * sum_k (k + 1).
+  Tensor leaf = rows_of(r, r + 1, 2);
+  leaf.requires_grad_(true);
+  const Tensor gathered = dist::all_gather_rows(c, leaf);
+  expect(gathered.size(0) == int64_t(n) * (n + 1) / 2, "all_gather_rows rows", r);
+  backward(rematch::mul(rematch::sum(rematch::mul(gathered, gathered)), double(r + 1)));
+  const double weight = double(n) * (n + 1) / 2;
+  const std::vector<double> xs = leaf.to_vector<double>(), gx = leaf.grad().to_vector<double>();
+  bool grad_ok = gx.size() == xs.size();
+  for (size_t i = 0; grad_ok && i < xs.size(); ++i) grad_ok = gx[i] == 2 * xs[i] * weight;
+  expect(grad_ok, "all_gather_rows backward (reduce-scatter)", r);
   c.barrier();
   if (r == 0 && failures == 0) std::printf("mpi collectives: all checks hold on %d ranks\n", n);
   return failures == 0 ? 0 : 1;
