@@ -13,6 +13,7 @@
 #include "models/sgraf_checkpoint.h"
 #include "train/data/labeled_dataset.h"
 #include "train/data/vocab.h"
+#include "train/methods/rcsl/rcsl_options.h"
 #include "train/methods/train_config.h"
 #include "train/run/training_state.h"
 
@@ -236,7 +237,7 @@ void train_config_seeds() {
     c.method = method;
     c.data_path = "data";
     c.data_name = std::string(method) == "uotrcl" ? "" : "f30k_precomp";
-    if (c.method == "rcsl") c.paired_length = 500;
+    if (c.method == "rcsl") c.options<train::RcslOptions>().paired_length = 500;
     train::resolve_defaults(c);
     put("train_config", std::string(method) + ".json", train::to_json(c));
   }

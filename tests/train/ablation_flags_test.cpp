@@ -1,5 +1,5 @@
-// The ablation switches of the papers' tables (train/methods/ablations.h, issue 15 point 7): each flag belongs to
-// one method (elsewhere an error naming the flag and the method), contradictory or empty combinations are
+// The ablation switches of the papers' tables (issue 15 point 7; marked in the methods' flag tables:
+// pairs/l2rm_options.h, rcsl/rcsl_options.h, uotrcl/uotrcl_options.h): each flag belongs to one method (elsewhere an error naming the flag and the method), contradictory or empty combinations are
 // refused, config.json keeps them, and on a small synthetic world each changes exactly its piece of a training
 // step — the plan's mass, the cost matrix, the loss terms present — while the rest of the step is identical to
 // the same step without it.
@@ -11,7 +11,6 @@
 #include "l2rm_test_util.h"
 #include "rcsl_test_util.h"
 #include "test_util.h"
-#include "train/methods/ablations.h"
 #include "train/methods/pairs/l2rm_method.h"
 #include "train/methods/rcsl/rcsl_method.h"
 #include "train/methods/uotrcl/uotrcl_method.h"
@@ -26,25 +25,30 @@ TrainConfig base(const std::string& method) {
   c.method = method;
   c.data_path = "/data";
   c.data_name = "x_precomp";
-  if (method == "rcsl") c.paired_length = 100;
+  if (method == "rcsl") c.options<RcslOptions>().paired_length = 100;
   return c;
 }
+
+L2rmOptions& l2rm(TrainConfig& c) { return c.options<L2rmOptions>(); }
+RcslOptions& rcsl(TrainConfig& c) { return c.options<RcslOptions>(); }
+UotrclOptions& uot(TrainConfig& c) { return c.options<UotrclOptions>(); }
 
 void resolve(TrainConfig c) { resolve_defaults(c); }
 
 TEST(AblationFlags, DefaultsAreTheFullMethods) {
   TrainConfig l = base("l2rm");
   resolve_defaults(l);
-  EXPECT_EQ(l.rematch_ot, "partial");
-  EXPECT_EQ(l.cost_function, "learned");
+  EXPECT_EQ(l2rm(l).rematch_ot, RematchOt::Partial);
+  EXPECT_EQ(l2rm(l).cost_function, CostFunction::Learned);
   TrainConfig u = base("uotrcl");
   resolve_defaults(u);
-  EXPECT_EQ(u.confident_set, "jsd");
+  EXPECT_EQ(uot(u).confident_set, ConfidentSet::Jsd);
   TrainConfig r = base("rcsl");
   resolve_defaults(r);
-  EXPECT_EQ(r.rematch_ot, "");  // not an l2rm run: nothing to record
-  const RcslOptions o = rcsl_options(r);
-  EXPECT_TRUE(o.trl && o.reg && o.rcm_t && o.rcm_v);
+  EXPECT_FALSE(l2rm(r).rematch_ot.has_value());  // not an l2rm run: nothing to record
+  EXPECT_NE(to_json(r).find("\"rematch_ot\": \"\""), std::string::npos);
+  const RcslOptions& o = rcsl(r);
+  EXPECT_FALSE(o.no_trl || o.no_reg || o.no_rcm_t || o.no_rcm_v || o.no_rcm);
 }
 
 TEST(AblationFlags, AFlagOfAnotherMethodIsAnErrorNamingFlagAndMethod) {
@@ -53,71 +57,77 @@ TEST(AblationFlags, AFlagOfAnotherMethodIsAnErrorNamingFlagAndMethod) {
     set(c);
     return c;
   };
-  EXPECT_THROWS_WITH(resolve(given("rcl", [](TrainConfig& c) { c.rematch_ot = "full"; })), "--rematch_ot",
-                     "--method rcl", "l2rm");
-  EXPECT_THROWS_WITH(resolve(given("rcsl", [](TrainConfig& c) { c.cost_function = "cosine"; })), "--cost_function",
-                     "--method rcsl");
-  EXPECT_THROWS_WITH(resolve(given("triplet", [](TrainConfig& c) { c.mask_positives = "off"; })),
+  EXPECT_THROWS_WITH(resolve(given("rcl", [](TrainConfig& c) { l2rm(c).rematch_ot = RematchOt::Full; })),
+                     "--rematch_ot", "--method rcl", "l2rm");
+  EXPECT_THROWS_WITH(resolve(given("rcsl", [](TrainConfig& c) { l2rm(c).cost_function = CostFunction::Cosine; })),
+                     "--cost_function", "--method rcsl");
+  EXPECT_THROWS_WITH(resolve(given("triplet", [](TrainConfig& c) { l2rm(c).mask_positives = MaskPositives::Off; })),
                      "--mask_positives", "--method triplet");
-  EXPECT_THROWS_WITH(resolve(given("rcl", [](TrainConfig& c) { c.rematch_loss = "kl"; })), "--rematch_loss",
-                     "--method rcl");
-  EXPECT_THROWS_WITH(resolve(given("l2rm", [](TrainConfig& c) { c.no_reg = true; })), "--no_reg", "--method l2rm");
-  EXPECT_THROWS_WITH(resolve(given("uotrcl", [](TrainConfig& c) { c.no_trl = true; })), "--no_trl", "--method uotrcl");
-  EXPECT_THROWS_WITH(resolve(given("l2rm", [](TrainConfig& c) { c.no_rcm = true; })), "--no_rcm");
-  EXPECT_THROWS_WITH(resolve(given("rcsl", [](TrainConfig& c) { c.no_plc = true; })), "--no_plc", "--method rcsl");
-  EXPECT_THROWS_WITH(resolve(given("l2rm", [](TrainConfig& c) { c.no_bhg = true; })), "--no_bhg", "--method l2rm");
-  EXPECT_THROWS_WITH(resolve(given("rcsl-nc", [](TrainConfig& c) { c.confident_set = "random"; })),
+  EXPECT_THROWS_WITH(resolve(given("rcl", [](TrainConfig& c) { l2rm(c).rematch_loss = losses::RematchLoss::Kl; })),
+                     "--rematch_loss", "--method rcl");
+  EXPECT_THROWS_WITH(resolve(given("l2rm", [](TrainConfig& c) { rcsl(c).no_reg = true; })), "--no_reg",
+                     "--method l2rm");
+  EXPECT_THROWS_WITH(resolve(given("uotrcl", [](TrainConfig& c) { rcsl(c).no_trl = true; })), "--no_trl",
+                     "--method uotrcl");
+  EXPECT_THROWS_WITH(resolve(given("l2rm", [](TrainConfig& c) { rcsl(c).no_rcm = true; })), "--no_rcm");
+  EXPECT_THROWS_WITH(resolve(given("rcsl", [](TrainConfig& c) { uot(c).no_plc = true; })), "--no_plc",
+                     "--method rcsl");
+  EXPECT_THROWS_WITH(resolve(given("l2rm", [](TrainConfig& c) { uot(c).no_bhg = true; })), "--no_bhg",
+                     "--method l2rm");
+  EXPECT_THROWS_WITH(resolve(given("rcsl-nc", [](TrainConfig& c) { uot(c).confident_set = ConfidentSet::Random; })),
                      "--confident_set", "--method rcsl-nc");
-  EXPECT_THROWS_WITH(resolve(given("l2rm", [](TrainConfig& c) { c.rematch_ot = "half"; })), "--rematch_ot",
+  // A value that is no choice of the flag: refused when it is read (config.json, the command line).
+  EXPECT_THROWS_WITH(train_config_from_json(R"({"method": "l2rm", "rematch_ot": "half"})"), "--rematch_ot",
                      "partial", "half");
-  EXPECT_THROWS_WITH(resolve(given("uotrcl", [](TrainConfig& c) { c.confident_set = "all"; })), "--confident_set");
-  resolve(given("rcsl-nc", [](TrainConfig& c) { c.no_rcm_v = true; }));  // rcsl-nc runs RCSL: its switches apply
+  EXPECT_THROWS_WITH(train_config_from_json(R"({"method": "uotrcl", "confident_set": "all"})"), "--confident_set");
+  resolve(given("rcsl-nc", [](TrainConfig& c) { rcsl(c).no_rcm_v = true; }));  // rcsl-nc runs RCSL: its switches apply
 }
 
 TEST(AblationFlags, ContradictoryOrEmptyCombinationsAreRefused) {
-  auto rcsl = [](bool trl, bool reg, bool t, bool v, bool all, int64_t mine = -1) {
+  auto run = [](bool trl, bool reg, bool t, bool v, bool all, int64_t mine = -1) {
     TrainConfig c = base("rcsl");
-    c.no_trl = trl;
-    c.no_reg = reg;
-    c.no_rcm_t = t;
-    c.no_rcm_v = v;
-    c.no_rcm = all;
-    c.mine_epoch = mine;
+    RcslOptions& o = rcsl(c);
+    o.no_trl = trl;
+    o.no_reg = reg;
+    o.no_rcm_t = t;
+    o.no_rcm_v = v;
+    o.no_rcm = all;
+    o.mine_epoch = mine;
     resolve_defaults(c);
   };
-  rcsl(false, true, false, false, true);   // Table 6 #7
-  rcsl(true, false, false, false, true);   // Table 6 #8
-  EXPECT_THROWS_WITH(rcsl(false, false, true, false, true), "--no_rcm already drops both");
-  EXPECT_THROWS_WITH(rcsl(false, false, true, true, false), "--no_rcm_t with --no_rcm_v", "--no_rcm");
-  EXPECT_THROWS_WITH(rcsl(true, true, false, false, true), "leave no loss term");
-  EXPECT_THROWS_WITH(rcsl(true, true, false, false, false), "--no_trl with --no_reg", "learning stage");
-  rcsl(true, true, false, false, false, 0);  // mining from the first epoch: L_rcm remains everywhere
+  run(false, true, false, false, true);   // Table 6 #7
+  run(true, false, false, false, true);   // Table 6 #8
+  EXPECT_THROWS_WITH(run(false, false, true, false, true), "--no_rcm already drops both");
+  EXPECT_THROWS_WITH(run(false, false, true, true, false), "--no_rcm_t with --no_rcm_v", "--no_rcm");
+  EXPECT_THROWS_WITH(run(true, true, false, false, true), "leave no loss term");
+  EXPECT_THROWS_WITH(run(true, true, false, false, false), "--no_trl with --no_reg", "learning stage");
+  run(true, true, false, false, false, 0);  // mining from the first epoch: L_rcm remains everywhere
   TrainConfig u = base("uotrcl");
-  u.no_plc = u.no_bhg = true;
+  uot(u).no_plc = uot(u).no_bhg = true;
   EXPECT_THROWS_WITH(resolve(u), "--no_plc with --no_bhg", "no loss");
 }
 
 TEST(AblationFlags, ConfigJsonKeepsThem) {
   TrainConfig r = base("rcsl");
-  r.no_trl = r.no_rcm = true;
+  rcsl(r).no_trl = rcsl(r).no_rcm = true;
   resolve_defaults(r);
-  const TrainConfig back_r = resumed_train_config(to_json(r), "config.json");
-  EXPECT_TRUE(back_r.no_trl && back_r.no_rcm && !back_r.no_reg);
+  TrainConfig back_r = resumed_train_config(to_json(r), "config.json");
+  EXPECT_TRUE(rcsl(back_r).no_trl && rcsl(back_r).no_rcm && !rcsl(back_r).no_reg);
   EXPECT_EQ(to_json(back_r), to_json(r));
   TrainConfig l = base("l2rm");
-  l.rematch_ot = "full";
-  l.cost_function = "cosine";
+  l2rm(l).rematch_ot = RematchOt::Full;
+  l2rm(l).cost_function = CostFunction::Cosine;
   resolve_defaults(l);
-  const TrainConfig back_l = resumed_train_config(to_json(l), "config.json");
-  EXPECT_EQ(back_l.rematch_ot, "full");
-  EXPECT_EQ(back_l.cost_function, "cosine");
+  TrainConfig back_l = resumed_train_config(to_json(l), "config.json");
+  EXPECT_EQ(l2rm(back_l).rematch_ot, RematchOt::Full);
+  EXPECT_EQ(l2rm(back_l).cost_function, CostFunction::Cosine);
   TrainConfig u = base("uotrcl");
-  u.no_bhg = true;
-  u.confident_set = "random";
+  uot(u).no_bhg = true;
+  uot(u).confident_set = ConfidentSet::Random;
   resolve_defaults(u);
-  const TrainConfig back_u = resumed_train_config(to_json(u), "config.json");
-  EXPECT_TRUE(back_u.no_bhg && !back_u.no_plc);
-  EXPECT_EQ(back_u.confident_set, "random");
+  TrainConfig back_u = resumed_train_config(to_json(u), "config.json");
+  EXPECT_TRUE(uot(back_u).no_bhg && !uot(back_u).no_plc);
+  EXPECT_EQ(uot(back_u).confident_set, ConfidentSet::Random);
   for (const char* key : {"\"rematch_ot\"", "\"cost_function\"", "\"no_reg\"", "\"no_trl\"", "\"no_rcm_t\"",
                           "\"no_rcm_v\"", "\"no_rcm\"", "\"no_plc\"", "\"no_bhg\"", "\"confident_set\""})
     EXPECT_NE(to_json(u).find(key), std::string::npos) << key;
@@ -130,6 +140,7 @@ class L2rmAblation : public test::TempDirTest {
   TrainConfig config(const std::function<void(TrainConfig&)>& ablate = {}) {
     return l2rm_test::tiny_config(path("data"), ablate);
   }
+  L2rmMethod make(const TrainConfig& c) { return l2rm_test::make(c, log_); }
   // One main-phase step (split, cost update, rematch, clean triplet) of a fresh method.
   StepResult first_step(L2rmMethod& m) {
     m.begin_epoch(0);
@@ -154,14 +165,13 @@ TEST_F(L2rmAblation, FullOtTransportsAllTheMassOnTheSameCosts) {
   // Solved to convergence here (L2RM's own stop, ‖Δu‖₂ < 1e-3, leaves the partial mass at ~0.13), so the
   // masses are the problems' own: ρ = 0.1 against 1.
   auto converged = [](TrainConfig& c) {
-    c.ot_tol = 1e-10;
-    c.ot_max_iter = 100000;
+    l2rm(c).ot_tol = 1e-10;
+    l2rm(c).ot_max_iter = 100000;
   };
-  L2rmMethod partial(config(converged), log_), full(config([&](TrainConfig& c) {
-                                                   converged(c);
-                                                   c.rematch_ot = "full";
-                                                 }),
-                                                 log_);
+  L2rmMethod partial = make(config(converged)), full = make(config([&](TrainConfig& c) {
+                                                  converged(c);
+                                                  l2rm(c).rematch_ot = RematchOt::Full;
+                                                }));
   const Tensor S = scores();
   EXPECT_TRUE(test::all_close(full.rematch_costs(S), partial.rematch_costs(S), 0, 0));  // same costs
   const Tensor p = partial.rematch_plan(S), f = full.rematch_plan(S);
@@ -170,7 +180,7 @@ TEST_F(L2rmAblation, FullOtTransportsAllTheMassOnTheSameCosts) {
   for (double d : diag(f)) EXPECT_EQ(d, 0.0);  // still masked (noise is injected)
   for (double d : diag(p)) EXPECT_EQ(d, 0.0);
   // The rest of the step is the same: the cost update and the clean triplet do not see the plan.
-  L2rmMethod a(config(), log_), b(config([](TrainConfig& c) { c.rematch_ot = "full"; }), log_);
+  L2rmMethod a = make(config()), b = make(config([](TrainConfig& c) { l2rm(c).rematch_ot = RematchOt::Full; }));
   const StepResult ra = first_step(a), rb = first_step(b);
   ASSERT_TRUE(ra.parts.count("rematch"));
   EXPECT_EQ(rb.parts.at("cost"), ra.parts.at("cost"));
@@ -179,7 +189,7 @@ TEST_F(L2rmAblation, FullOtTransportsAllTheMassOnTheSameCosts) {
 }
 
 TEST_F(L2rmAblation, MaskOffLetsTheGivenPairsCarryMass) {
-  L2rmMethod on(config(), log_), off(config([](TrainConfig& c) { c.mask_positives = "off"; }), log_);
+  L2rmMethod on = make(config()), off = make(config([](TrainConfig& c) { l2rm(c).mask_positives = MaskPositives::Off; }));
   const Tensor S = scores();
   EXPECT_TRUE(test::all_close(off.rematch_costs(S), on.rematch_costs(S), 0, 0));
   double diagonal_mass = 0;
@@ -187,7 +197,7 @@ TEST_F(L2rmAblation, MaskOffLetsTheGivenPairsCarryMass) {
   EXPECT_GT(diagonal_mass, 0.0);
   for (double d : diag(on.rematch_plan(S))) EXPECT_EQ(d, 0.0);
   EXPECT_NEAR(total(off.rematch_plan(S)), total(on.rematch_plan(S)), 0.02);  // same partial mass ρ
-  L2rmMethod a(config(), log_), b(config([](TrainConfig& c) { c.mask_positives = "off"; }), log_);
+  L2rmMethod a = make(config()), b = make(config([](TrainConfig& c) { l2rm(c).mask_positives = MaskPositives::Off; }));
   const StepResult ra = first_step(a), rb = first_step(b);
   EXPECT_EQ(rb.parts.at("cost"), ra.parts.at("cost"));
   EXPECT_EQ(rb.parts.at("trip"), ra.parts.at("trip"));
@@ -195,7 +205,8 @@ TEST_F(L2rmAblation, MaskOffLetsTheGivenPairsCarryMass) {
 }
 
 TEST_F(L2rmAblation, CosineCostIsOneMinusSAndTheCostNetNeverLearns) {
-  L2rmMethod learned(config(), log_), cosine(config([](TrainConfig& c) { c.cost_function = "cosine"; }), log_);
+  L2rmMethod learned = make(config()),
+             cosine = make(config([](TrainConfig& c) { l2rm(c).cost_function = CostFunction::Cosine; }));
   // Move both cost nets away from their init (where f_c(S) = 1 − S): only the learned cost follows.
   for (L2rmMethod* m : {&learned, &cosine}) {
     NoGradGuard no_grad;
@@ -206,7 +217,7 @@ TEST_F(L2rmAblation, CosineCostIsOneMinusSAndTheCostNetNeverLearns) {
   EXPECT_TRUE(test::all_close(cosine.rematch_costs(S), expected, 0, 0));
   EXPECT_FALSE(test::all_close(learned.rematch_costs(S), expected, 1e-3, 0));
   // A step: no cost update (no "cost" part, f_c unchanged), the clean triplet as with the learned cost.
-  L2rmMethod a(config(), log_), b(config([](TrainConfig& c) { c.cost_function = "cosine"; }), log_);
+  L2rmMethod a = make(config()), b = make(config([](TrainConfig& c) { l2rm(c).cost_function = CostFunction::Cosine; }));
   std::vector<Tensor> before;
   for (const Tensor& p : b.cost_net().parameters()) before.push_back(kernels::clone(p));
   const StepResult ra = first_step(a), rb = first_step(b);
@@ -219,14 +230,14 @@ TEST_F(L2rmAblation, CosineCostIsOneMinusSAndTheCostNetNeverLearns) {
 }
 
 TEST_F(L2rmAblation, RematchLossChangesOnlyTheRematchTerm) {
-  L2rmMethod a(config(), log_);
+  L2rmMethod a = make(config());
   const StepResult ra = first_step(a);
-  for (const char* loss : {"kl", "soft_infonce"}) {
-    L2rmMethod b(config([&](TrainConfig& c) { c.rematch_loss = loss; }), log_);
+  for (losses::RematchLoss loss : {losses::RematchLoss::Kl, losses::RematchLoss::SoftInfoNce}) {
+    L2rmMethod b = make(config([&](TrainConfig& c) { l2rm(c).rematch_loss = loss; }));
     const StepResult rb = first_step(b);
-    EXPECT_EQ(rb.parts.at("cost"), ra.parts.at("cost")) << loss;
-    EXPECT_EQ(rb.parts.at("trip"), ra.parts.at("trip")) << loss;
-    EXPECT_NE(rb.parts.at("rematch"), ra.parts.at("rematch")) << loss;
+    EXPECT_EQ(rb.parts.at("cost"), ra.parts.at("cost")) << static_cast<int>(loss);
+    EXPECT_EQ(rb.parts.at("trip"), ra.parts.at("trip")) << static_cast<int>(loss);
+    EXPECT_NE(rb.parts.at("rematch"), ra.parts.at("rematch")) << static_cast<int>(loss);
   }
 }
 
@@ -245,20 +256,20 @@ class RcslAblation : public test::TempDirTest {
     c.data_name = "synth_precomp";
     c.vocab_path = dir_.string() + "/vocab";
     c.seed = 3;
-    c.paired_length = 6;
-    c.mine_epoch = 1;
+    rcsl(c).paired_length = 6;
+    rcsl(c).mine_epoch = 1;
     if (ablate) ablate(c);
     resolve_defaults(c);
     c.batch_size = 16;
     c.num_epochs = 2;
-    c.embed_size = 16;
-    c.word_dim = 8;
+    rcsl(c).embed_size = 16;
+    rcsl(c).word_dim = 8;
     c.eval_batch = 32;
     return c;
   }
   // The first step of epoch `epoch` of a fresh method with the config.
   StepResult step(const TrainConfig& c, int64_t epoch, bool* bank_built = nullptr) {
-    RcslMethod m(c, rcsl_options(c), log_);
+    RcslMethod m = rcsl_test::make(c, log_);
     m.begin_epoch(epoch);
     if (bank_built) *bank_built = !m.memory_bank().empty();
     return m.train_step(epoch, 0);
@@ -280,13 +291,13 @@ TEST_F(RcslAblation, EachRowDropsExactlyItsTerms) {
     std::vector<std::string> kept;
   };
   const std::vector<Row> rows = {
-      {"#2 w/o L_reg", [](TrainConfig& c) { c.no_reg = true; }, {"trl", "rcm_t", "rcm_v"}},
-      {"#3 w/o L_sdl† (L_trl†)", [](TrainConfig& c) { c.no_trl = true; }, {"reg", "rcm_t", "rcm_v"}},
-      {"#4 w/o L_rcm^t", [](TrainConfig& c) { c.no_rcm_t = true; }, {"trl", "reg", "rcm_v"}},
-      {"#5 w/o L_rcm^v", [](TrainConfig& c) { c.no_rcm_v = true; }, {"trl", "reg", "rcm_t"}},
-      {"#6 w/o L_rcm", [](TrainConfig& c) { c.no_rcm = true; }, {"trl", "reg"}},
-      {"#7 w/o L_reg & L_rcm", [](TrainConfig& c) { c.no_reg = c.no_rcm = true; }, {"trl"}},
-      {"#8 w/o L_sdl† & L_rcm", [](TrainConfig& c) { c.no_trl = c.no_rcm = true; }, {"reg"}},
+      {"#2 w/o L_reg", [](TrainConfig& c) { rcsl(c).no_reg = true; }, {"trl", "rcm_t", "rcm_v"}},
+      {"#3 w/o L_sdl† (L_trl†)", [](TrainConfig& c) { rcsl(c).no_trl = true; }, {"reg", "rcm_t", "rcm_v"}},
+      {"#4 w/o L_rcm^t", [](TrainConfig& c) { rcsl(c).no_rcm_t = true; }, {"trl", "reg", "rcm_v"}},
+      {"#5 w/o L_rcm^v", [](TrainConfig& c) { rcsl(c).no_rcm_v = true; }, {"trl", "reg", "rcm_t"}},
+      {"#6 w/o L_rcm", [](TrainConfig& c) { rcsl(c).no_rcm = true; }, {"trl", "reg"}},
+      {"#7 w/o L_reg & L_rcm", [](TrainConfig& c) { rcsl(c).no_reg = rcsl(c).no_rcm = true; }, {"trl"}},
+      {"#8 w/o L_sdl† & L_rcm", [](TrainConfig& c) { rcsl(c).no_trl = rcsl(c).no_rcm = true; }, {"reg"}},
   };
   for (const Row& row : rows) {
     bool built = false;
@@ -310,7 +321,7 @@ TEST_F(RcslAblation, EachRowDropsExactlyItsTerms) {
 // The learning stage (before --mine_epoch) has no mining term to drop: --no_rcm leaves it identical.
 TEST_F(RcslAblation, NoRcmLeavesTheLearningStageUnchanged) {
   const StepResult full = step(config(), 0);
-  const StepResult ablated = step(config([](TrainConfig& c) { c.no_rcm = true; }), 0);
+  const StepResult ablated = step(config([](TrainConfig& c) { rcsl(c).no_rcm = true; }), 0);
   EXPECT_EQ(ablated.parts, full.parts);
   EXPECT_EQ(ablated.loss, full.loss);
 }
@@ -319,7 +330,10 @@ TEST_F(RcslAblation, NoRcmLeavesTheLearningStageUnchanged) {
 
 using uotrcl_test::tiny_world;
 // Three epochs: one warm-up, then the main epochs whose first step the tests compare.
-UotrclOptions tiny_options() { return uotrcl_test::tiny_options(3); }
+TrainConfig tiny_options() { return uotrcl_test::tiny_options(3); }
+UotrclMethod method(const TrainConfig& c, const data::LabeledDataset& data, std::ostream& log) {
+  return uotrcl_test::make(c, data, log);
+}
 
 // One warm-up epoch, then the first main epoch's label correction and first step.
 StepResult main_step(UotrclMethod& m) {
@@ -333,15 +347,15 @@ StepResult main_step(UotrclMethod& m) {
 TEST(UotrclAblation, NoPlcAndNoBhgDropOneTermOfEq19) {
   const data::LabeledDataset data = uotrcl_test::synthetic_dataset(tiny_world());
   std::ostringstream log;
-  UotrclMethod full(tiny_options(), data, log);
+  UotrclMethod full = method(tiny_options(), data, log);
   const StepResult f = main_step(full);
   ASSERT_TRUE(f.parts.count("plc") && f.parts.count("bhg"));
-  const double lambda = tiny_options().lambda_bhg;
+  const double lambda = tiny_options().options<UotrclOptions>().lambda_bhg;
   EXPECT_NEAR(f.loss, f.parts.at("plc") + lambda * f.parts.at("bhg"), 1e-5);
 
-  UotrclOptions o = tiny_options();
-  o.plc = false;
-  UotrclMethod no_plc(o, data, log);
+  TrainConfig o = tiny_options();
+  uot(o).no_plc = true;
+  UotrclMethod no_plc = method(o, data, log);
   const StepResult a = main_step(no_plc);
   EXPECT_FALSE(a.parts.count("plc"));
   EXPECT_EQ(a.parts.at("bhg"), f.parts.at("bhg"));  // same model, batch and relation plan
@@ -349,8 +363,8 @@ TEST(UotrclAblation, NoPlcAndNoBhgDropOneTermOfEq19) {
   EXPECT_EQ(no_plc.confident(), full.confident());
 
   o = tiny_options();
-  o.bhg = false;
-  UotrclMethod no_bhg(o, data, log);
+  uot(o).no_bhg = true;
+  UotrclMethod no_bhg = method(o, data, log);
   const StepResult b = main_step(no_bhg);
   EXPECT_FALSE(b.parts.count("bhg"));
   EXPECT_EQ(b.parts.at("plc"), f.parts.at("plc"));
@@ -361,10 +375,10 @@ TEST(UotrclAblation, NoPlcAndNoBhgDropOneTermOfEq19) {
 TEST(UotrclAblation, RandomConfidentSetHasTheSameSizeAndChangesOnlyG) {
   const data::LabeledDataset data = uotrcl_test::synthetic_dataset(tiny_world());
   std::ostringstream log;
-  UotrclMethod jsd(tiny_options(), data, log);
-  UotrclOptions o = tiny_options();
-  o.random_confident = true;
-  UotrclMethod random(o, data, log);
+  UotrclMethod jsd = method(tiny_options(), data, log);
+  TrainConfig o = tiny_options();
+  uot(o).confident_set = ConfidentSet::Random;
+  UotrclMethod random = method(o, data, log);
   const StepResult rj = main_step(jsd), rr = main_step(random);
   ASSERT_FALSE(jsd.confident().empty());
   EXPECT_EQ(random.confident().size(), jsd.confident().size());
@@ -375,35 +389,28 @@ TEST(UotrclAblation, RandomConfidentSetHasTheSameSizeAndChangesOnlyG) {
   EXPECT_EQ(random.current_epoch().stats.at("s"), jsd.current_epoch().stats.at("s"));
   EXPECT_FALSE(test::all_close(random.corrected_labels(), jsd.corrected_labels(), 0, 0));
   // The draw is reproducible and leaves the run's own stream alone.
-  UotrclMethod again(o, data, log);
+  UotrclMethod again = method(o, data, log);
   main_step(again);
   EXPECT_EQ(again.confident(), random.confident());
   EXPECT_EQ(rr.pairs, rj.pairs);
 }
 
+// The switches reach their methods' sections from the command line's and config.json's flat keys.
 TEST(UotrclAblation, OptionsComeFromTheFlags) {
-  TrainConfig c = base("uotrcl");
-  c.no_bhg = true;
-  c.confident_set = "random";
-  c.valid_len = 0;
+  TrainConfig c = train_config_from_json(
+      R"({"method": "uotrcl", "data_path": "/data", "valid_len": 0, "no_bhg": true, "confident_set": "random"})");
   resolve_defaults(c);
-  const UotrclOptions o = uotrcl_options(c);
-  EXPECT_TRUE(o.plc);
-  EXPECT_FALSE(o.bhg);
-  EXPECT_TRUE(o.random_confident);
-  TrainConfig r = base("rcsl");
-  r.no_rcm_t = true;
-  r.no_trl = true;
+  EXPECT_FALSE(uot(c).no_plc);
+  EXPECT_TRUE(uot(c).no_bhg);
+  EXPECT_EQ(uot(c).confident_set, ConfidentSet::Random);
+  TrainConfig r = train_config_from_json(
+      R"({"method": "rcsl", "data_path": "/data", "data_name": "x", "paired_length": 100, "no_rcm_t": true,
+          "no_trl": true})");
   resolve_defaults(r);
-  const RcslOptions ro = rcsl_options(r);
-  EXPECT_FALSE(ro.trl);
-  EXPECT_TRUE(ro.reg);
-  EXPECT_FALSE(ro.rcm_t);
-  EXPECT_TRUE(ro.rcm_v);
-  r = base("rcsl");
-  r.no_rcm = true;
-  resolve_defaults(r);
-  EXPECT_FALSE(rcsl_options(r).rcm_t || rcsl_options(r).rcm_v);
+  EXPECT_TRUE(rcsl(r).no_trl);
+  EXPECT_FALSE(rcsl(r).no_reg);
+  EXPECT_TRUE(rcsl(r).no_rcm_t);
+  EXPECT_FALSE(rcsl(r).no_rcm_v);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "test_util.h"
 #include "train/cli/app.h"
 #include "train/methods/make_method.h"
+#include "train/methods/pairs/l2rm_options.h"
 #include "train/run/run_folder.h"
 #include "train/run/training_state.h"
 #include "train/synth/pairs_world.h"
@@ -74,18 +75,19 @@ train::TrainConfig split_config(const std::string& data, uint64_t seed, int64_t 
   c.data_name = "synth_precomp";
   c.noise_ratio = 0.6;
   c.batch_size = 32;
-  c.embed_size = 64;
-  c.word_dim = 32;
-  c.sim_dim = 32;
-  c.module_name = "SAF";
-  c.dropout = 0.1;
+  train::L2rmOptions& o = c.options<train::L2rmOptions>();
+  o.embed_size = 64;
+  o.word_dim = 32;
+  o.sim_dim = 32;
+  o.module_name = models::SimilarityModule::SAF;
+  o.dropout = 0.1;
   c.learning_rate = 5e-3;
   c.lr_update = 100;
-  c.reg = 0.05;
+  o.reg = 0.05;
   c.warmup_epoch = warmup;
   c.num_epochs = 1;
-  c.split_loss = loss;
-  c.progress = "none";
+  o.split_loss = loss == "hardest" ? losses::SplitLoss::Hardest : losses::SplitLoss::Mean;
+  c.progress = run::ProgressStyle::None;
   train::resolve_defaults(c);
   return c;
 }

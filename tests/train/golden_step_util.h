@@ -20,6 +20,8 @@
 #include "tensor/npy.h"
 #include "test_util.h"
 #include "train/data/vocab.h"
+#include "train/methods/pairs/l2rm_options.h"
+#include "train/methods/rcsl/rcsl_options.h"
 #include "train/methods/train_config.h"
 #include "train/run/training_state.h"
 
@@ -73,9 +75,15 @@ inline train::TrainConfig golden_precomp_config(const std::string& method, const
   c.method = method;
   c.data_path = root;
   c.data_name = "golden_precomp";
-  c.embed_size = 4;
-  c.word_dim = 3;
-  c.sim_dim = 4;
+  // Every precomp method's section: the pairs methods', L2RM's and RCSL's.
+  for (train::PairsOptions* p : {&c.options<train::PairsOptions>(),
+                                 static_cast<train::PairsOptions*>(&c.options<train::L2rmOptions>())}) {
+    p->embed_size = 4;
+    p->word_dim = 3;
+    p->sim_dim = 4;
+  }
+  c.options<train::RcslOptions>().embed_size = 4;
+  c.options<train::RcslOptions>().word_dim = 3;
   return c;
 }
 

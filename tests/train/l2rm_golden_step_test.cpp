@@ -26,34 +26,40 @@ class L2rmGoldenStepTest : public test::TempDirTest {
  protected:
   TrainConfig config(int64_t batch) {
     TrainConfig c = test::golden_precomp_config("l2rm", kMethod, path("data"));
+    L2rmOptions& o = c.options<L2rmOptions>();
     c.batch_size = batch;
-    c.sgr_step = 3;
-    c.dropout = 0;
+    o.sgr_step = 3;
+    o.dropout = 0;
     c.learning_rate = 2e-4;
-    c.cost_lr = 2e-6;
+    o.cost_lr = 2e-6;
     c.grad_clip = 2.0;
-    c.tau = 0.05;
-    c.margin = 0.2;
-    c.reg = 0.07;
-    c.rho = 0.1;
-    c.ot_max_iter = 1000;
-    c.ot_tol = 1e-3;
-    c.mask_positives = "on";
-    c.dummy_costs = "l2rm";
-    c.rematch_loss = "sym_kl";
-    c.split_loss = "mean";
-    c.max_reserved = 3;
+    o.tau = 0.05;
+    o.margin = 0.2;
+    o.reg = 0.07;
+    o.rho = 0.1;
+    o.ot_max_iter = 1000;
+    o.ot_tol = 1e-3;
+    o.mask_positives = MaskPositives::On;
+    o.dummy_costs = ot::DummyCost::L2RM;
+    o.rematch_loss = losses::RematchLoss::SymKl;
+    o.split_loss = losses::SplitLoss::Mean;
+    o.max_reserved = 3;
     c.warmup_epoch = 0;
     c.num_epochs = 1;
-    c.progress = "none";
+    c.progress = run::ProgressStyle::None;
+    o.dtype = DType::Float64;
     resolve_defaults(c);
     return c;
+  }
+  // The method in float64 (the reference's), built as make_method builds it.
+  L2rmMethod method(const TrainConfig& c, std::ostream& log) {
+    return L2rmMethod(c, c.options<L2rmOptions>(), load_pairs_data(c, false, log), log);
   }
 };
 
 TEST_F(L2rmGoldenStepTest, MainStepMatchesTheReference) {
   std::ostringstream log;
-  L2rmMethod method(config(8), log, DType::Float64);
+  L2rmMethod method = this->method(config(8), log);
   TrainingState s;
   method.save_state(s);
   test::put_golden_module(s, "model.", method.model(), kMethod, "before.");
@@ -109,7 +115,7 @@ TEST_F(L2rmGoldenStepTest, MainStepMatchesTheReference) {
 // §1.3: the loss each training pair gets for the Beta-mixture split, in eval mode, on one batch of all 16 pairs.
 TEST_F(L2rmGoldenStepTest, PerSampleLossesMatchTheReference) {
   std::ostringstream log;
-  L2rmMethod method(config(16), log, DType::Float64);
+  L2rmMethod method = this->method(config(16), log);
   TrainingState s;
   method.save_state(s);
   test::put_golden_module(s, "model.", method.model(), kMethod, "before.");

@@ -26,7 +26,7 @@ class LrScheduleGoldenTest : public test::TempDirTest {
  protected:
   TrainConfig pairs_config(const std::string& method, const std::string& fixture) {
     TrainConfig c = test::golden_precomp_config(method, fixture, path("data"));
-    c.progress = "none";
+    c.progress = run::ProgressStyle::None;
     return c;
   }
 
@@ -45,7 +45,7 @@ TEST_F(LrScheduleGoldenTest, Rcl) {
   c.num_epochs = 7;
   resolve_defaults(c);
   std::ostringstream log;
-  PairsMethod method(c, log);
+  PairsMethod method(c, c.options<PairsOptions>(), load_pairs_data(c, true, log), log);
   std::vector<double> lrs;
   for (int64_t e = 0; e < method.num_epochs(); ++e) {
     method.begin_epoch(e);
@@ -59,13 +59,13 @@ TEST_F(LrScheduleGoldenTest, L2rmRetrievalAndCostNets) {
   TrainConfig c = pairs_config("l2rm", "l2rm");
   c.batch_size = 8;
   c.learning_rate = 2e-4;
-  c.cost_lr = 2e-6;
+  c.options<L2rmOptions>().cost_lr = 2e-6;
   c.lr_update = 2;
   c.warmup_epoch = 2;
   c.num_epochs = 5;
   resolve_defaults(c);
   std::ostringstream log;
-  L2rmMethod method(c, log);
+  L2rmMethod method(c, c.options<L2rmOptions>(), load_pairs_data(c, false, log), log);
   std::vector<double> lrs, cost_lrs;
   for (int64_t e = 0; e < method.num_epochs(); ++e) {
     method.begin_epoch(e);
@@ -81,16 +81,17 @@ TEST_F(LrScheduleGoldenTest, L2rmRetrievalAndCostNets) {
 
 TEST_F(LrScheduleGoldenTest, RcslOptimizerRecreatedAtMineEpoch) {
   TrainConfig c = pairs_config("rcsl", "rcsl_learning");
-  c.paired_length = 4;
+  RcslOptions& o = c.options<RcslOptions>();
+  o.paired_length = 4;
   c.batch_size = 8;
   c.learning_rate = 5e-4;
   c.num_epochs = 8;
-  c.mine_epoch = 4;
-  c.lr_milestones = {2, 4, 6};
-  c.unpaired_keep = 1;
+  o.mine_epoch = 4;
+  o.lr_milestones = {2, 4, 6};
+  o.unpaired_keep = 1;
   resolve_defaults(c);
   std::ostringstream log;
-  RcslMethod method(c, rcsl_options(c), log);
+  RcslMethod method(c, o, load_pairs_data(c, true, log), log);
   std::vector<double> lrs;
   for (int64_t e = 0; e < method.num_epochs(); ++e) {
     method.begin_epoch(e);
@@ -113,14 +114,15 @@ TEST_F(LrScheduleGoldenTest, UotrclConstantOrEveryLrUpdateEpochs) {
     c.lr_update = lr_update;  // -1: unset, the UOT-RCL default (constant)
     c.warmup_epoch = 2;
     c.num_epochs = 7;
-    c.hidden_dim = 7;
-    c.output_dim = 4;
-    c.knn = 2;
-    c.confident_per_class = 2;
-    c.progress = "none";
+    UotrclOptions& o = c.options<UotrclOptions>();
+    o.hidden_dim = 7;
+    o.output_dim = 4;
+    o.knn = 2;
+    o.confident_per_class = 2;
+    c.progress = run::ProgressStyle::None;
     resolve_defaults(c);
     std::ostringstream log;
-    UotrclMethod method(uotrcl_options(c), data::load_labeled(c.data_path, c.valid_len), log);
+    UotrclMethod method(c, o, data::load_labeled(c.data_path, c.valid_len), log);
     std::vector<double> lrs;
     for (int64_t e = 0; e < method.num_epochs(); ++e) {
       method.begin_epoch(e);

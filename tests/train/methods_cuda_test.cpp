@@ -131,7 +131,7 @@ TEST_F(MethodsCuda, TripletInfonceAndRclStepAsOnTheCpu) {
 TEST_F(MethodsCuda, SafStepsAsOnTheCpu) {
   SKIP_WITHOUT_CUDA();
   TrainConfig c = pairs_config("rcl", 0);
-  c.module_name = "SAF";
+  c.options<PairsOptions>().module_name = models::SimilarityModule::SAF;
   expect_same_run(run_epochs(c, "cuda", 1, 1000), run_epochs(c, "cpu", 1, 1000), "rcl SAF");
 }
 
@@ -162,7 +162,7 @@ TEST_F(MethodsCuda, L2rmRematchPlanOnTheGpuEqualsTheCpuSolver) {
   std::ostringstream log;
   TrainConfig on_gpu = c;
   on_gpu.device = "cuda";
-  L2rmMethod cpu(c, log), gpu(on_gpu, log);
+  L2rmMethod cpu = l2rm_test::make(c, log), gpu = l2rm_test::make(on_gpu, log);
   // Scores as SGR gives them: sigmoid outputs around 0.3–0.45, the given pairs higher.
   const Tensor noise = test::random_tensor({128, 128}, DType::Float32, 41, 0.3, 0.45);
   const Tensor S = kernels::binary(kernels::BinaryOp::Add, noise,
@@ -220,9 +220,9 @@ TEST_F(MethodsCuda, RcslLearningAndMiningStepsAsOnTheCpu) {
   for (const char* method : {"rcsl", "rcsl-nc"}) {
     TrainConfig c = rcsl_test::small_config(path("rcsl"), method);
     c.num_epochs = 3;
-    c.mine_epoch = 2;  // epochs 0 and 1 learn (rcsl-nc: 0 warms up, 1 splits), epoch 2 mines: the bank on the device
+    c.options<RcslOptions>().mine_epoch = 2;  // epochs 0 and 1 learn (rcsl-nc: 0 warms up, 1 splits), epoch 2 mines
     c.warmup_epoch = c.method == "rcsl-nc" ? 1 : 0;
-    c.lr_milestones = {};
+    c.options<RcslOptions>().lr_milestones = {};
     rcsl::MemoryBank bank_gpu, bank_cpu;
     const auto keep_bank = [](rcsl::MemoryBank* bank) {
       return [bank](Method& m, int64_t epoch) {

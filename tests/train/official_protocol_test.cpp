@@ -9,6 +9,7 @@
 
 #include "cli_runner.h"
 #include "test_util.h"
+#include "train/methods/rcsl/rcsl_options.h"
 #include "train/methods/train_config.h"
 
 namespace rematch::cli {
@@ -24,7 +25,7 @@ TrainConfig resolved(const std::string& method, const std::string& preset) {
   c.method = method;
   c.preset = preset;
   c.data_path = "/data";
-  if (method == "rcsl") c.paired_length = 500;
+  if (method == "rcsl") c.options<train::RcslOptions>().paired_length = 500;
   train::resolve_defaults(c);
   return c;
 }
@@ -32,11 +33,11 @@ TrainConfig resolved(const std::string& method, const std::string& preset) {
 TEST(OfficialProtocol, CocoPresetTestsOnTestallWithFiveFoldsForEveryPrecompMethod) {
   for (const char* method : {"triplet", "infonce", "rcl", "l2rm", "rcsl", "rcsl-nc"}) {
     const TrainConfig coco = resolved(method, "coco");
-    EXPECT_EQ(coco.test_split, "testall") << method;
+    EXPECT_EQ(coco.test_split, train::TestSplit::Testall) << method;
     EXPECT_TRUE(coco.coco_folds) << method;
     for (const char* other : {"f30k", "cc152k"}) {
       const TrainConfig c = resolved(method, other);
-      EXPECT_EQ(c.test_split, "test") << method << " " << other;
+      EXPECT_EQ(c.test_split, train::TestSplit::Test) << method << " " << other;
       EXPECT_FALSE(c.coco_folds) << method << " " << other;
     }
   }
@@ -45,28 +46,28 @@ TEST(OfficialProtocol, CocoPresetTestsOnTestallWithFiveFoldsForEveryPrecompMetho
   c.method = "l2rm";
   c.preset = "coco";
   c.data_path = "/data";
-  c.test_split = "test";
+  c.test_split = train::TestSplit::Test;
   train::resolve_defaults(c);
-  EXPECT_EQ(c.test_split, "test");
+  EXPECT_EQ(c.test_split, train::TestSplit::Test);
   EXPECT_FALSE(c.coco_folds);
-  c.test_split = "dev";
-  EXPECT_THROWS_WITH(train::resolve_defaults(c), "--test_split", "testall", "dev");
+  EXPECT_THROWS_WITH(train::train_config_from_json(R"({"method": "l2rm", "test_split": "dev"})"), "--test_split",
+                     "testall", "dev");
 }
 
 TEST(OfficialProtocol, EachMethodSelectsItsModelOnItsOfficialDevSubset) {
   // L2RM's data.py keeps 1000·im_div dev captions (NCR's rule); RCL, SGRAF and RCSL keep 5,000.
   for (const char* preset : {"f30k", "coco", "cc152k"}) {
-    EXPECT_EQ(resolved("l2rm", preset).val_subset, "ncr") << preset;
+    EXPECT_EQ(resolved("l2rm", preset).val_subset, data::ValSubset::ncr) << preset;
     for (const char* method : {"triplet", "infonce", "rcl", "rcsl", "rcsl-nc"})
-      EXPECT_EQ(resolved(method, preset).val_subset, "sgraf") << method << " " << preset;
+      EXPECT_EQ(resolved(method, preset).val_subset, data::ValSubset::sgraf) << method << " " << preset;
   }
   TrainConfig c;
   c.method = "l2rm";
   c.preset = "f30k";
   c.data_path = "/data";
-  c.val_subset = "sgraf";  // --val_subset still overrides
+  c.val_subset = data::ValSubset::sgraf;  // --val_subset still overrides
   train::resolve_defaults(c);
-  EXPECT_EQ(c.val_subset, "sgraf");
+  EXPECT_EQ(c.val_subset, data::ValSubset::sgraf);
 }
 
 class DryRunTest : public rematch::test::TempDirTest {

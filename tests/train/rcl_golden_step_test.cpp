@@ -19,19 +19,21 @@ class RclGoldenStepTest : public test::TempDirTest {};
 
 TEST_F(RclGoldenStepTest, OneStepMatchesTheReference) {
   TrainConfig c = test::golden_precomp_config("rcl", "rcl", path("data"));
+  PairsOptions& o = c.options<PairsOptions>();
   c.batch_size = 6;
-  c.sgr_step = 3;
-  c.dropout = 0;
+  o.sgr_step = 3;
+  o.dropout = 0;
   c.learning_rate = 2e-4;
   c.grad_clip = 2.0;
-  c.tau = 0.05;
-  c.loss = "log";
-  c.neg_ratio = -1;
+  o.tau = 0.05;
+  o.loss = losses::ComplementaryPhi::Log;
+  o.neg_ratio = -1;
   c.num_epochs = 1;
-  c.progress = "none";
+  c.progress = run::ProgressStyle::None;
+  o.dtype = DType::Float64;
   resolve_defaults(c);
   std::ostringstream log;
-  PairsMethod method(c, log, DType::Float64);
+  PairsMethod method(c, o, load_pairs_data(c, true, log), log);
   ASSERT_EQ(method.model().config().vocab_size, 13) << "12 words and RCL's <mask>";
 
   TrainingState s;

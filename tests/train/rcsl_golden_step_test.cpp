@@ -21,25 +21,25 @@ class RcslGoldenStepTest : public test::TempDirTest {
   void run_stage(const std::string& stage) {
     const std::string fixture = "rcsl_" + stage;
     TrainConfig c = test::golden_precomp_config("rcsl", fixture, path("data"));
-    c.paired_length = 8;  // the semi-paired shuffle keeps every image: the labels come from the state
+    RcslOptions& o = c.options<RcslOptions>();
+    o.paired_length = 8;  // the semi-paired shuffle keeps every image: the labels come from the state
     c.batch_size = 8;
     c.learning_rate = 5e-4;
-    c.weight_decay = 0.01;
+    o.weight_decay = 0.01;
     c.grad_clip = 2.0;
-    c.tau = 0.03;
-    c.margin = 0.2;
+    o.tau = 0.03;
+    o.margin = 0.2;
     c.num_epochs = 2;
-    c.mine_epoch = 1;
-    c.lr_milestones = {15, 30, 45};
-    c.unpaired_keep = 1;
-    c.no_augment = true;
-    c.progress = "none";
+    o.mine_epoch = 1;
+    o.lr_milestones = {15, 30, 45};
+    o.unpaired_keep = 1;
+    o.no_augment = true;
+    c.progress = run::ProgressStyle::None;
     resolve_defaults(c);
-    RcslOptions o = rcsl_options(c);
     o.dtype = DType::Float64;
     o.text_dropout = 0;
     std::ostringstream log;
-    RcslMethod method(c, o, log);
+    RcslMethod method(c, o, load_pairs_data(c, true, log), log);
     ASSERT_EQ(method.model().config().vocab_size, 13) << "12 words and RCSL's <mask>";
 
     const bool mining = stage == "mining";

@@ -18,6 +18,7 @@
 #include "rcsl_test_util.h"
 #include "test_util.h"
 #include "train/data/vocab.h"
+#include "train/methods/make_method.h"
 #include "train/synth/pairs_world.h"
 
 namespace rematch {
@@ -45,8 +46,8 @@ TEST(RcslOptions, RcslWithoutPairedLengthIsRefused) {
   c.data_name = "x";
   std::ostringstream log;
   // The factory refuses before touching the data, whether or not resolve_defaults ran.
-  EXPECT_THROWS_WITH(train::make_rcsl_method(c, log), "--paired_length");
-  EXPECT_THROWS_WITH(train::rcsl_options(c), "--method rcsl needs --paired_length");
+  EXPECT_THROWS_WITH(train::make_method(c, log), "--paired_length");
+  EXPECT_THROWS_WITH(train::check_config(c), "--method rcsl needs --paired_length");
 }
 
 TEST(RcslOptions, FlagChecksNameTheFlag) {
@@ -55,36 +56,44 @@ TEST(RcslOptions, FlagChecksNameTheFlag) {
   c.data_path = "/nonexistent";
   c.data_name = "x";
   train::resolve_defaults(c);
-  EXPECT_NO_THROW(train::rcsl_options(c));
+  EXPECT_NO_THROW(train::check_config(c));
   TrainConfig late = c;
-  late.warmup_epoch = late.mine_epoch + 1;
-  EXPECT_THROWS_WITH(train::rcsl_options(late), "--warmup_epoch", "--mine_epoch");
+  late.warmup_epoch = late.options<RcslOptions>().mine_epoch + 1;
+  EXPECT_THROWS_WITH(train::check_config(late), "--warmup_epoch", "--mine_epoch");
   TrainConfig keep = c;
-  keep.unpaired_keep = 1.5;
-  EXPECT_THROWS_WITH(train::rcsl_options(keep), "--unpaired_keep");
+  keep.options<RcslOptions>().unpaired_keep = 1.5;
+  EXPECT_THROWS_WITH(train::check_config(keep), "--unpaired_keep");
   TrainConfig noisy_rcsl = c;
   noisy_rcsl.method = "rcsl";
-  noisy_rcsl.paired_length = 10;
+  noisy_rcsl.options<RcslOptions>().paired_length = 10;
   noisy_rcsl.warmup_epoch = 0;
   noisy_rcsl.noise_ratio = 0.2;
-  EXPECT_THROWS_WITH(train::rcsl_options(noisy_rcsl), "--noise_ratio", "rcsl-nc");
+  EXPECT_THROWS_WITH(train::check_config(noisy_rcsl), "--noise_ratio", "rcsl-nc");
   TrainConfig other = c;
   other.method = "l2rm";
-  EXPECT_THROWS_WITH(train::rcsl_options(other), "--method must be rcsl or rcsl-nc");
+  std::ostringstream log;
+  EXPECT_THROWS_WITH(RcslMethod(other, other.options<RcslOptions>(), train::PairsData(), log),
+                     "--method must be rcsl or rcsl-nc");
   // The split seed: --noise_seed when given, else the code's 123.
-  TrainConfig seeded = c;
+  TrainConfig seeded;
+  seeded.method = "rcsl";
+  seeded.data_path = "/nonexistent";
+  seeded.data_name = "x";
+  seeded.options<RcslOptions>().paired_length = 10;
   seeded.noise_seed = 9;
-  EXPECT_EQ(train::rcsl_options(seeded).split_seed, 9u);
+  train::resolve_defaults(seeded);
+  EXPECT_EQ(seeded.noise_seed, 9);
   seeded.noise_seed = -1;
-  EXPECT_EQ(train::rcsl_options(seeded).split_seed, 123u);
+  train::resolve_defaults(seeded);
+  EXPECT_EQ(seeded.noise_seed, 123);
 }
 
 TEST_F(RcslMethodTest, LearningRateScheduleAcrossTheOptimizerReset) {
   TrainConfig c = small_config(dir_.string(), "rcsl");
   c.num_epochs = 5;
-  c.mine_epoch = 3;
-  c.lr_milestones = {1, 3, 4};
-  RcslMethod m(c, train::rcsl_options(c), log_);
+  c.options<RcslOptions>().mine_epoch = 3;
+  c.options<RcslOptions>().lr_milestones = {1, 3, 4};
+  RcslMethod m = train::rcsl_test::make(c, log_);
   const double lr = c.learning_rate;
   // 0: lr; 1: ×0.1 (milestone); 2: kept; 3: optimizer reset to lr, then ×0.1 (milestone on the reset epoch,
   // as adjust_learning_rate right after reinit_optimizer); 4: ×0.1 again.
@@ -100,7 +109,7 @@ TEST_F(RcslMethodTest, LearningRateScheduleAcrossTheOptimizerReset) {
 
 TEST_F(RcslMethodTest, StagesBatchesAndBank) {
   const TrainConfig c = small_config(dir_.string(), "rcsl");
-  RcslMethod m(c, train::rcsl_options(c), log_);
+  RcslMethod m = train::rcsl_test::make(c, log_);
   EXPECT_NE(log_.str().find("keeps its uniform U(-0.1, 0.1)"), std::string::npos) << log_.str();
   const train::EpochInfo learning = m.begin_epoch(0);
   // The learning stage keeps every caption here (--unpaired_keep 1): the 6 paired images' 30 captions, plus
@@ -144,7 +153,7 @@ TEST_F(RcslMethodTest, StagesBatchesAndBank) {
 // method loaded from the saved state must take the very same step.
 void check_exact_resumption(const TrainConfig& c, int64_t stop_epoch, int64_t stop_step, const std::string& path,
                             std::ostream& log) {
-  RcslMethod a(c, train::rcsl_options(c), log);
+  RcslMethod a = train::rcsl_test::make(c, log);
   for (int64_t e = 0; e < stop_epoch; ++e) {
     const int64_t steps = a.begin_epoch(e).steps;
     for (int64_t s = 0; s < steps; ++s) a.train_step(e, s);
@@ -163,7 +172,7 @@ void check_exact_resumption(const TrainConfig& c, int64_t stop_epoch, int64_t st
   TrainConfig other = c;
   other.seed = c.seed + 100;
   other.noise_seed = c.noise_seed;
-  RcslMethod b(other, train::rcsl_options(other), log);
+  RcslMethod b = train::rcsl_test::make(other, log);
   b.load_state(train::TrainingState::load(path));
   EXPECT_EQ(b.current_epoch().phase, a.current_epoch().phase);
   EXPECT_EQ(b.current_epoch().steps, steps);
@@ -182,10 +191,10 @@ TEST_F(RcslMethodTest, ExactResumptionInTheMiningStage) {
 TEST_F(RcslMethodTest, RcslNcWarmsUpThenSplitsAndResumesExactly) {
   TrainConfig c = small_config(dir_.string(), "rcsl-nc");
   c.warmup_epoch = 1;
-  RcslMethod m(c, train::rcsl_options(c), log_);
+  RcslMethod m = train::rcsl_test::make(c, log_);
   EXPECT_EQ(m.correspondence().num_noisy() > 0, true);
   // NCR's protocol by default (issue 15 point 5): caption-level shuffling, not RCL/DECL's image level.
-  EXPECT_EQ(c.noise_mode, "caption");
+  EXPECT_EQ(c.noise_mode, train::NoiseMode::Caption);
   EXPECT_NE(m.correspondence().source.find("caption-level"), std::string::npos) << m.correspondence().source;
   const train::EpochInfo warm = m.begin_epoch(0);
   EXPECT_EQ(warm.phase, "warmup");
@@ -210,8 +219,8 @@ TEST_F(RcslMethodTest, WordVectorsInitialiseTheEmbedding) {
       << w2 << " -1 -2 -3 -4 -5 -6 -7 -8\n";
   }
   TrainConfig c = small_config(dir_.string(), "rcsl");
-  c.word_vectors = path("glove.txt");
-  RcslMethod m(c, train::rcsl_options(c), log_);
+  c.options<RcslOptions>().word_vectors = path("glove.txt");
+  RcslMethod m = train::rcsl_test::make(c, log_);
   EXPECT_NE(log_.str().find("2 of "), std::string::npos) << log_.str();
   // With GloVe there is no <mask> word: <unk> masks (the vocabulary keeps its file size).
   EXPECT_EQ(m.data().vocab.size(), vocab.size());
@@ -224,12 +233,12 @@ TEST_F(RcslMethodTest, WordVectorsInitialiseTheEmbedding) {
   EXPECT_GT(spread, 1.0);
   // Without --word_vectors every row is U(-0.1, 0.1), the code's init without GloVe.
   TrainConfig plain = small_config(dir_.string(), "rcsl");
-  RcslMethod u(plain, train::rcsl_options(plain), log_);
+  RcslMethod u = train::rcsl_test::make(plain, log_);
   const Tensor uniform = u.model().txt_enc().word_embeddings();
   EXPECT_LE(amax(abs(uniform)).item<double>(), 0.1);
   EXPECT_GT(amax(abs(uniform)).item<double>(), 0.09);
-  c.word_dim = 16;
-  EXPECT_THROWS_WITH(RcslMethod(c, train::rcsl_options(c), log_), "glove.txt", "line 1", "--word_dim 16");
+  c.options<RcslOptions>().word_dim = 16;
+  EXPECT_THROWS_WITH(train::rcsl_test::make(c, log_), "glove.txt", "line 1", "--word_dim 16");
 }
 
 // The behaviour claim on a 600-image world with 10 % of the images paired.
@@ -244,7 +253,7 @@ struct BehaviourRun {
 BehaviourRun run_to_end(const TrainConfig& c, const RcslOptions& o) {
   std::ostringstream log;
   const auto start = std::chrono::steady_clock::now();
-  RcslMethod m(c, o, log);
+  RcslMethod m(c, o, train::load_pairs_data(c, o.word_vectors.empty(), log), log);
   BehaviourRun r;
   for (int64_t e = 0; e < m.num_epochs(); ++e) {
     const int64_t steps = m.begin_epoch(e).steps;
@@ -280,17 +289,17 @@ TEST_F(RcslBehaviourTest, BeatsThePairedOnlyTripletBaseline) {
   c.data_name = "synth_precomp";
   c.vocab_path = dir_.string() + "/vocab";
   c.seed = 1;
-  c.paired_length = 60;
+  c.options<RcslOptions>().paired_length = 60;
   train::resolve_defaults(c);
   c.batch_size = 128;
   c.num_epochs = 10;
-  c.mine_epoch = 5;
-  c.lr_milestones = {8};
+  c.options<RcslOptions>().mine_epoch = 5;
+  c.options<RcslOptions>().lr_milestones = {8};
   c.learning_rate = 2e-3;  // the small model learns faster than at RCSL's 5e-4; the same for every run
-  c.embed_size = 64;
-  c.word_dim = 32;
+  c.options<RcslOptions>().embed_size = 64;
+  c.options<RcslOptions>().word_dim = 32;
   c.eval_batch = 500;
-  const RcslOptions rcsl = train::rcsl_options(c);
+  const RcslOptions rcsl = c.options<RcslOptions>();
   RcslOptions baseline = rcsl;
   baseline.paired_only_triplet = true;
   const BehaviourRun ours = run_to_end(c, rcsl);
@@ -300,8 +309,8 @@ TEST_F(RcslBehaviourTest, BeatsThePairedOnlyTripletBaseline) {
   const int64_t stretch = (ours.steps + base.steps - 1) / base.steps;
   TrainConfig longer = c;
   longer.num_epochs = c.num_epochs * stretch;
-  longer.lr_milestones = {c.lr_milestones[0] * stretch};
-  RcslOptions long_baseline = train::rcsl_options(longer);
+  longer.options<RcslOptions>().lr_milestones = {rcsl.lr_milestones[0] * stretch};
+  RcslOptions long_baseline = longer.options<RcslOptions>();
   long_baseline.paired_only_triplet = true;
   const BehaviourRun base_long = run_to_end(longer, long_baseline);
   std::printf(
@@ -310,7 +319,7 @@ TEST_F(RcslBehaviourTest, BeatsThePairedOnlyTripletBaseline) {
       "[ rcsl behaviour ]   rcsl                  %lld epochs (mining from %lld), %lld steps: %.1f (%.1f s)\n"
       "[ rcsl behaviour ]   paired-only triplet   %lld epochs, %lld steps: %.1f (%.1f s)\n"
       "[ rcsl behaviour ]   paired-only triplet   %lld epochs, %lld steps: %.1f (%.1f s)\n",
-      static_cast<long long>(c.num_epochs), static_cast<long long>(c.mine_epoch), static_cast<long long>(ours.steps),
+      static_cast<long long>(c.num_epochs), static_cast<long long>(rcsl.mine_epoch), static_cast<long long>(ours.steps),
       ours.test_rsum, ours.seconds, static_cast<long long>(c.num_epochs), static_cast<long long>(base.steps),
       base.test_rsum, base.seconds, static_cast<long long>(longer.num_epochs), static_cast<long long>(base_long.steps),
       base_long.test_rsum, base_long.seconds);

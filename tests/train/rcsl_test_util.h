@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "train/methods/rcsl/rcsl_method.h"
 #include "train/methods/train_config.h"
 #include "train/synth/pairs_world.h"
 
@@ -28,17 +29,25 @@ inline TrainConfig small_config(const std::string& dir, const std::string& metho
   c.data_name = "synth_precomp";
   c.vocab_path = dir + "/vocab";
   c.seed = 3;
-  if (method == "rcsl") c.paired_length = 6;
+  RcslOptions& o = c.options<RcslOptions>();
+  if (method == "rcsl") o.paired_length = 6;
   if (method == "rcsl-nc") c.noise_ratio = 0.4;
   resolve_defaults(c);
   c.batch_size = 16;
   c.num_epochs = 4;
-  c.mine_epoch = 2;
-  c.lr_milestones = {1, 3};
-  c.embed_size = 16;
-  c.word_dim = 8;
+  o.mine_epoch = 2;
+  o.lr_milestones = {1, 3};
+  o.embed_size = 16;
+  o.word_dim = 8;
   c.eval_batch = 32;
   return c;
+}
+
+// The method of a config, on its data, as make_method builds it (with the config's RCSL section, which a test
+// may have changed after resolve_defaults).
+inline RcslMethod make(const TrainConfig& c, std::ostream& log) {
+  const RcslOptions& o = c.options<RcslOptions>();
+  return RcslMethod(c, o, load_pairs_data(c, o.word_vectors.empty(), log), log);
 }
 
 }  // namespace rematch::train::rcsl_test

@@ -1,8 +1,9 @@
 // The documents that promise a command or a value cannot rot (issue 15 points 3 and 8): every `rematch train`
 // line of docs/reproduce.md runs with --dry_run against a data folder holding every file it names, and
-// docs/presets.md names every value a preset sets.
+// docs/presets.md is the text the flag tables give (issue 23 point 1) and names every value a preset sets.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,8 @@
 
 #include "cli_runner.h"
 #include "test_util.h"
+#include "train/methods/presets_doc.h"
+#include "train/methods/rcsl/rcsl_options.h"
 #include "train/methods/train_config.h"
 
 namespace rematch::cli {
@@ -140,7 +143,7 @@ TEST(PresetsDoc, NamesEveryValueAPresetSets) {
       c.preset = preset;
       c.data_path = "/data";
       c.seed = 7;
-      if (method == "rcsl") c.paired_length = 500;
+      if (method == "rcsl") c.options<train::RcslOptions>().paired_length = 500;
       train::resolve_defaults(c);
       const nlohmann::json j = nlohmann::json::parse(train::to_json(c));
       for (const auto& [key, value] : j.items())
@@ -153,6 +156,26 @@ TEST(PresetsDoc, NamesEveryValueAPresetSets) {
     for (const std::string& m : missing) s += " " + m;
     return s;
   }();
+}
+
+// docs/presets.md is written from the flag tables and the methods' defaults (train/methods/presets_doc.h); with
+// REMATCH_WRITE_DOCS=1 this test writes it.
+TEST(PresetsDoc, IsWhatTheFlagTablesSay) {
+  const std::string want = train::presets_markdown();
+  const std::string file = kDocs + "presets.md";
+  if (std::getenv("REMATCH_WRITE_DOCS") != nullptr) std::ofstream(file) << want;
+  const std::string got = read_text(file);
+  std::istringstream a(got), b(want);
+  std::string line_got, line_want;
+  int line = 0;
+  while (true) {
+    ++line;
+    const bool more_got = static_cast<bool>(std::getline(a, line_got));
+    const bool more_want = static_cast<bool>(std::getline(b, line_want));
+    if (!more_got && !more_want) break;
+    ASSERT_EQ(line_got, line_want) << "docs/presets.md line " << line << " differs from the flag tables; rewrite it "
+                                   << "with REMATCH_WRITE_DOCS=1 train_tests --gtest_filter=PresetsDoc.*";
+  }
 }
 
 }  // namespace

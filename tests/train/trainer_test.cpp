@@ -112,7 +112,7 @@ class ToyMethod : public Method {
 TrainConfig toy_config() {
   TrainConfig c;
   c.method = "toy";
-  c.progress = "none";
+  c.progress = run::ProgressStyle::None;
   c.log_step = 1;
   return c;
 }
@@ -168,7 +168,7 @@ class ToyWithStats : public ToyMethod {
 
 TEST_F(TrainerTest, ShowsTheEpochStatisticsTheMethodDeclares) {
   TrainConfig c = toy_config();
-  c.progress = "plain";
+  c.progress = run::ProgressStyle::Plain;
   {
     ToyMethod silent;
     run::RunFolder folder(path("silent"), run::RunStart::Fresh);

@@ -44,15 +44,19 @@ class UotrclGoldenStepTest : public test::TempDirTest {
     return path("data");
   }
 
-  UotrclOptions options(TargetUpdate update) {
-    UotrclOptions o;
-    o.data_path = write_data();
-    o.noise_ratio = 0;
-    o.batch_size = 8;
-    o.num_epochs = 4;
-    o.warmup_epochs = 1;
-    o.learning_rate = 1e-4;
-    o.grad_clip = 0;
+  TrainConfig options(TargetUpdate update) {
+    TrainConfig c;
+    c.method = "uotrcl";
+    c.data_path = write_data();
+    c.noise_ratio = 0;
+    c.batch_size = 8;
+    c.num_epochs = 4;
+    c.warmup_epoch = 1;
+    c.learning_rate = 1e-4;
+    c.lr_update = 0;
+    c.grad_clip = 0;
+    c.eval_batch = 1000;
+    UotrclOptions& o = c.options<UotrclOptions>();
     o.hidden_dim = 7;
     o.output_dim = 4;
     o.knn = 3;  // 𝒦, used by begin_epoch's label correction only
@@ -60,19 +64,21 @@ class UotrclGoldenStepTest : public test::TempDirTest {
     o.gamma = 0.99;
     o.lambda_bhg = 0.4;
     o.tau1 = o.tau2 = o.tau3 = 1;
-    o.relation.epsilon = 0.02;
-    o.relation.max_iter = 100;
-    o.relation.tol = 1e-6;
-    o.relation.normalize_cost = true;
+    o.rel_eps = 0.02;
+    o.rel_iters = 100;
+    o.rel_tol = 1e-6;
+    o.rel_cost_norm = CostNorm::Mean;
+    o.lc_eps = 0.5;
     o.target_update = update;
     o.dtype = DType::Float64;
-    return o;
+    return c;
   }
 
   // One step of `phase` ("main" or "warmup") from the fixture's state; returns the method after it.
   std::unique_ptr<UotrclMethod> step(const std::string& phase, TargetUpdate update, StepResult& result) {
-    const UotrclOptions o = options(update);
-    auto method = std::make_unique<UotrclMethod>(o, data::load_labeled(o.data_path, -1), log_);
+    const TrainConfig c = options(update);
+    auto method = std::make_unique<UotrclMethod>(c, c.options<UotrclOptions>(), data::load_labeled(c.data_path, -1),
+                                                 log_);
     EXPECT_EQ(method->noisy_labels().image_labels, test::golden(kMethod, "labels").to_vector<int64_t>())
         << "--noise_ratio 0 keeps the file's labels";
     const bool main = phase == "main";
@@ -151,8 +157,9 @@ TEST_F(UotrclGoldenStepTest, MainStepWithBatchTargetUpdateMatchesTheReference) {
 
 // begin_epoch of main epoch 2 (of 1 warm-up + 3: s = 0.2 + 0.6·1/2) from the fixture's weights and targets.
 TEST_F(UotrclGoldenStepTest, EpochLabelCorrectionMatchesTheReference) {
-  const UotrclOptions o = options(TargetUpdate::Epoch);
-  UotrclMethod method(o, data::load_labeled(o.data_path, -1), log_);
+  const TrainConfig c = options(TargetUpdate::Epoch);
+  const UotrclOptions& o = c.options<UotrclOptions>();
+  UotrclMethod method(c, o, data::load_labeled(c.data_path, -1), log_);
   TrainingState s;
   method.save_state(s);
   test::put_golden_module(s, "model.", method.model(), kMethod, "before.");

@@ -19,7 +19,7 @@ namespace {
 
 struct Variant {
   std::string name;
-  std::function<void(UotrclOptions&)> apply;
+  std::function<void(TrainConfig&)> apply;
 };
 
 struct Row {
@@ -33,10 +33,10 @@ double stat(const Scalars& stats, const std::string& key) {
   return it == stats.end() ? std::nan("") : it->second;
 }
 
-Row run_variant(const data::LabeledDataset& data, const UotrclOptions& options) {
+Row run_variant(const data::LabeledDataset& data, const TrainConfig& options) {
   std::ostringstream log;
   const std::clock_t start = std::clock();
-  UotrclMethod m(options, data, log);
+  UotrclMethod m = uotrcl_test::make(options, data, log);
   Row r;
   r.best_valid = -1;
   for (int64_t e = 0; e < m.num_epochs(); ++e) {
@@ -71,7 +71,7 @@ void print_table(double noise, const std::vector<Variant>& variants, uint64_t se
     Row mean;
     for (uint64_t seed = 0; seed < seeds; ++seed) {
       const data::LabeledDataset data = uotrcl_test::synthetic_dataset(uotrcl_test::study_world(seed));
-      UotrclOptions o = uotrcl_test::study_options(noise, seed);
+      TrainConfig o = uotrcl_test::study_options(noise, seed);
       v.apply(o);
       const Row r = run_variant(data, o);
       mean.corrected += r.corrected / seeds;
@@ -94,26 +94,29 @@ void print_table(double noise, const std::vector<Variant>& variants, uint64_t se
 
 std::vector<Variant> variants() {
   auto lc = [](double eps, bool relative, int64_t iters) {
-    return [=](UotrclOptions& o) {
-      o.label_correction.epsilon = eps;
-      o.label_correction.relative = relative;
-      o.label_correction.max_iter = iters;
+    return [=](TrainConfig& c) {
+      UotrclOptions& o = c.options<UotrclOptions>();
+      o.lc_eps = eps;
+      o.lc_eps_scale = relative ? EpsilonScale::Mean : EpsilonScale::Fixed;
+      o.lc_iters = iters;
     };
   };
   auto rel = [](double eps, bool normalize) {
-    return [=](UotrclOptions& o) {
-      o.relation.epsilon = eps;
-      o.relation.normalize_cost = normalize;
+    return [=](TrainConfig& c) {
+      UotrclOptions& o = c.options<UotrclOptions>();
+      o.rel_eps = eps;
+      o.rel_cost_norm = normalize ? CostNorm::Mean : CostNorm::None;
     };
   };
   auto gamma = [](double g, TargetUpdate update) {
-    return [=](UotrclOptions& o) {
+    return [=](TrainConfig& c) {
+      UotrclOptions& o = c.options<UotrclOptions>();
       o.gamma = g;
       o.target_update = update;
     };
   };
   return {
-      {"recommended (LC ε 0.5 fixed, 1000 it; rel ε 0.02 on C^R/mean; epoch targets)", [](UotrclOptions&) {}},
+      {"recommended (LC ε 0.5 fixed, 1000 it; rel ε 0.02 on C^R/mean; epoch targets)", [](TrainConfig&) {}},
       {"LC ε = 0.05 fixed", lc(0.05, false, 1000)},
       {"LC ε = 0.2 fixed", lc(0.2, false, 1000)},
       {"LC ε = 1.0 fixed", lc(1.0, false, 1000)},
@@ -125,12 +128,12 @@ std::vector<Variant> variants() {
       {"rel ε = 0.05 on C^R/mean", rel(0.05, true)},
       {"rel ε = 0.2 on C^R/mean", rel(0.2, true)},
       {"rel ε = 1e-3 on raw C^R", rel(1e-3, false)},
-      {"rel ε 0.02, 1000 it", [](UotrclOptions& o) { o.relation.max_iter = 1000; }},
+      {"rel ε 0.02, 1000 it", [](TrainConfig& c) { c.options<UotrclOptions>().rel_iters = 1000; }},
       {"batch target update (γ 0.99)", gamma(0.99, TargetUpdate::Batch)},
       {"γ = 0.9, epoch target update", gamma(0.9, TargetUpdate::Epoch)},
       {"γ = 0.9, batch target update", gamma(0.9, TargetUpdate::Batch)},
-      {"λ = 0 (no L_BHG)", [](UotrclOptions& o) { o.lambda_bhg = 0; }},
-      {"warm-up CE only (all epochs)", [](UotrclOptions& o) { o.warmup_epochs = o.num_epochs; }},
+      {"λ = 0 (no L_BHG)", [](TrainConfig& c) { c.options<UotrclOptions>().lambda_bhg = 0; }},
+      {"warm-up CE only (all epochs)", [](TrainConfig& c) { c.warmup_epoch = c.num_epochs; }},
   };
 }
 
@@ -141,9 +144,10 @@ TEST(UotrclStudy, DISABLED_Table) {
 // Iterations of the relation OT at each ε on the batches of a trained model (recommended settings, 60 % noise).
 TEST(UotrclStudy, DISABLED_RelationOtConvergence) {
   const data::LabeledDataset data = uotrcl_test::synthetic_dataset(uotrcl_test::study_world());
-  const UotrclOptions options = uotrcl_test::study_options(0.6);
+  const TrainConfig config = uotrcl_test::study_options(0.6);
+  const UotrclOptions& options = config.options<UotrclOptions>();
   std::ostringstream log;
-  UotrclMethod m(options, data, log);
+  UotrclMethod m = uotrcl_test::make(config, data, log);
   for (int64_t e = 0; e < m.num_epochs(); ++e) {
     const EpochInfo info = m.begin_epoch(e);
     for (int64_t s = 0; s < info.steps; ++s) m.train_step(e, s);
@@ -154,9 +158,9 @@ TEST(UotrclStudy, DISABLED_RelationOtConvergence) {
   const Tensor g_v = m.model().encode_images(index_select(data.train.images, 0, G));
   const Tensor g_t = m.model().encode_texts(index_select(data.train.texts, 0, G));
   std::vector<Tensor> costs;
-  for (int64_t r0 = 0; r0 < data.train.size(); r0 += options.batch_size) {
-    const Tensor z_v = m.model().encode_images(narrow(data.train.images, 0, r0, options.batch_size));
-    const Tensor z_t = m.model().encode_texts(narrow(data.train.texts, 0, r0, options.batch_size));
+  for (int64_t r0 = 0; r0 < data.train.size(); r0 += config.batch_size) {
+    const Tensor z_v = m.model().encode_images(narrow(data.train.images, 0, r0, config.batch_size));
+    const Tensor z_t = m.model().encode_texts(narrow(data.train.texts, 0, r0, config.batch_size));
     costs.push_back(uotrcl::relation_cost(uotrcl::relation_vectors(z_v, g_v, options.tau2),
                                           uotrcl::relation_vectors(z_t, g_t, options.tau2)));
   }
@@ -169,7 +173,9 @@ TEST(UotrclStudy, DISABLED_RelationOtConvergence) {
                "|---|---|---|---|---|\n";
   for (double eps : {0.005, 0.01, 0.02, 0.05, 0.1}) {
     for (int64_t iters : {int64_t{100}, int64_t{300}, int64_t{1000}}) {
-      uotrcl::RelationOtOptions o = options.relation;
+      uotrcl::RelationOtOptions o;
+      o.normalize_cost = options.rel_cost_norm == CostNorm::Mean;
+      o.tol = options.rel_tol;
       o.epsilon = eps;
       o.max_iter = iters;
       double mean_iters = 0, converged = 0, error = 0;

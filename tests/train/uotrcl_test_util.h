@@ -45,21 +45,33 @@ inline synth::LabeledWorldConfig tiny_world() {
   return c;
 }
 
-inline UotrclOptions tiny_options(int64_t num_epochs = 4) {
-  UotrclOptions o;
-  o.noise_ratio = 0.4;
-  o.noise_seed = 11;
-  o.seed = 5;
-  o.batch_size = 50;
-  o.num_epochs = num_epochs;
-  o.warmup_epochs = 1;
-  o.learning_rate = 1e-3;
+// The common options and UOT-RCL section of a small run on tiny_world() (the data given to the method directly).
+inline TrainConfig tiny_options(int64_t num_epochs = 4) {
+  TrainConfig c;
+  c.method = "uotrcl";
+  c.noise_ratio = 0.4;
+  c.noise_seed = 11;
+  c.seed = 5;
+  c.batch_size = 50;
+  c.num_epochs = num_epochs;
+  c.warmup_epoch = 1;
+  c.learning_rate = 1e-3;
+  c.lr_update = 0;
+  c.grad_clip = 0;
+  c.eval_batch = 64;
+  UotrclOptions& o = c.options<UotrclOptions>();
   o.hidden_dim = 32;
   o.output_dim = 16;
   o.knn = 12;
   o.confident_per_class = 3;
-  o.eval_batch = 64;
-  return o;
+  o.lc_eps = 0.5;
+  o.rel_eps = 0.02;
+  return c;
+}
+
+// The method of a config on `data`, as make_method builds it.
+inline UotrclMethod make(const TrainConfig& c, data::LabeledDataset data, std::ostream& log) {
+  return UotrclMethod(c, c.options<UotrclOptions>(), std::move(data), log);
 }
 
 // The TrainConfig of a tiny uotrcl run (3 epochs, 1 of warm-up, 20 % symmetric noise) on the files in
@@ -70,7 +82,7 @@ inline TrainConfig tiny_config(const std::string& data_path) {
   c.data_path = data_path;
   c.valid_len = 0;
   c.noise_ratio = 0.2;
-  c.noise_mode = "symmetric";
+  c.noise_mode = NoiseMode::Symmetric;
   c.noise_seed = 7;
   c.seed = 1;
   c.batch_size = 50;
@@ -78,11 +90,12 @@ inline TrainConfig tiny_config(const std::string& data_path) {
   c.warmup_epoch = 1;
   c.learning_rate = 1e-3;
   c.lr_update = 0;
-  c.hidden_dim = 32;
-  c.output_dim = 16;
-  c.knn = 12;
-  c.lc_eps = 0.1;
-  c.rel_eps = 0.1;
+  UotrclOptions& o = c.options<UotrclOptions>();
+  o.hidden_dim = 32;
+  o.output_dim = 16;
+  o.knn = 12;
+  o.lc_eps = 0.1;
+  o.rel_eps = 0.1;
   resolve_defaults(c);
   return c;
 }
@@ -99,20 +112,26 @@ inline synth::LabeledWorldConfig study_world(uint64_t seed = 0) {
 }
 
 // UOT-RCL at the scale of that benchmark (hidden 256, output 64) with the recommended unpublished settings.
-inline UotrclOptions study_options(double noise_ratio, uint64_t seed = 0) {
-  UotrclOptions o;
-  o.noise_ratio = noise_ratio;
-  o.noise_seed = seed + 100;
-  o.seed = seed;
-  o.batch_size = 100;
-  o.num_epochs = 20;
-  o.warmup_epochs = 2;
-  o.learning_rate = 1e-3;
+inline TrainConfig study_options(double noise_ratio, uint64_t seed = 0) {
+  TrainConfig c;
+  c.method = "uotrcl";
+  c.noise_ratio = noise_ratio;
+  c.noise_seed = static_cast<int64_t>(seed + 100);
+  c.seed = seed;
+  c.batch_size = 100;
+  c.num_epochs = 20;
+  c.warmup_epoch = 2;
+  c.learning_rate = 1e-3;
+  c.lr_update = 0;
+  c.grad_clip = 0;
+  c.eval_batch = 1000;
+  UotrclOptions& o = c.options<UotrclOptions>();
   o.hidden_dim = 256;
   o.output_dim = 64;
   o.knn = 100;  // 5 % of 2000
-  o.eval_batch = 1000;
-  return o;
+  o.lc_eps = 0.5;
+  o.rel_eps = 0.02;
+  return c;
 }
 
 }  // namespace rematch::train::uotrcl_test

@@ -10,6 +10,7 @@
 #include "train/cli/app.h"
 #include "train/cli/report_pages.h"
 #include "train/methods/make_method.h"
+#include "train/methods/pairs/l2rm_options.h"
 #include "train/run/run_folder.h"
 #include "train/synth/pairs_world.h"
 #include "viz/plots.h"
@@ -71,11 +72,15 @@ train::TrainConfig method_config(const std::string& method, const DemoOptions& o
   c.data_name = s.world.data_name;
   c.noise_ratio = o.noise_ratio;
   c.batch_size = s.batch;
-  c.embed_size = s.embed;
-  c.word_dim = s.word_dim;
-  c.sim_dim = s.sim_dim;
-  c.module_name = s.module;
-  c.dropout = s.dropout;
+  // The model of triplet and rcl (their section) and of l2rm (its own, which extends it).
+  for (train::PairsOptions* p : {&c.options<train::PairsOptions>(),
+                                 static_cast<train::PairsOptions*>(&c.options<train::L2rmOptions>())}) {
+    p->embed_size = s.embed;
+    p->word_dim = s.word_dim;
+    p->sim_dim = s.sim_dim;
+    p->module_name = models::parse_module_name(s.module);
+    p->dropout = s.dropout;
+  }
   c.learning_rate = s.lr;
   c.lr_update = s.lr_update;
   // The same number of epochs for every method: l2rm's warm-up counts in its budget (docs/methods/l2rm.md §1.1:
@@ -83,11 +88,11 @@ train::TrainConfig method_config(const std::string& method, const DemoOptions& o
   const int64_t epochs = o.epochs > 0 ? o.epochs : s.epochs;
   c.num_epochs = method == "l2rm" ? epochs - s.warmup : epochs;
   c.warmup_epoch = method == "l2rm" ? s.warmup : 0;
-  c.reg = 0.05;
-  c.val_subset = "sgraf";  // the whole (small) dev split for every method, so the comparison is like for like
+  c.options<train::L2rmOptions>().reg = 0.05;
+  c.val_subset = data::ValSubset::sgraf;  // the whole (small) dev split for every method, so the comparison is like for like
   c.run_dir = o.out + "/" + method;
   c.overwrite = true;  // the demo's own run folders: a second demo replaces the first
-  c.progress = o.progress;
+  c.progress = run::parse_progress_style(o.progress);
   c.log_step = 5;
   train::resolve_defaults(c);
   return c;

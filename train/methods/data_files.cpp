@@ -7,6 +7,7 @@
 #include "tensor/error.h"
 #include "train/data/precomp_dataset.h"
 #include "train/data/vocab.h"
+#include "train/methods/method_spec.h"
 #include "train/methods/pairs/pairs_data.h"
 
 namespace rematch::train {
@@ -37,7 +38,7 @@ void check_file(const DataFile& f, const std::string& flags) {
 void precomp_files(const TrainConfig& c, std::vector<DataFile>& out) {
   const std::string folder = precomp_folder(c);
   const std::string flags = "--data_path and --data_name";
-  for (const std::string& split : {std::string("train"), std::string("dev"), c.test_split}) {
+  for (const std::string& split : {std::string("train"), std::string("dev"), c.test_split_name()}) {
     out.push_back({split + " image features", folder + "/" + split + "_ims.npy"});
     check_file(out.back(), flags);
     try {  // .txt, else .tsv, as the loader picks them
@@ -70,17 +71,23 @@ void labeled_files(const TrainConfig& c, std::vector<DataFile>& out) {
 
 std::vector<DataFile> check_data_files(const TrainConfig& c) {
   std::vector<DataFile> out;
-  if (c.method == "uotrcl")
+  const MethodSpec& spec = method_spec(c.method);
+  if (spec.layout == DataLayout::Labelled)
     labeled_files(c, out);
   else
     precomp_files(c, out);
-  if (!c.noise_file.empty()) {
-    out.push_back({"--noise_file", c.noise_file});
-    check_file(out.back(), "--noise_file");
-  }
-  if (!c.word_vectors.empty()) {
-    out.push_back({"--word_vectors", c.word_vectors});
-    check_file(out.back(), "--word_vectors");
+  // The file flags given: the common ones (--noise_file), then the method's (--word_vectors).
+  std::vector<const Flag*> files;
+  for (const Flag& f : common_flags().flags)
+    if (f.kind == FlagKind::File) files.push_back(&f);
+  for (const OptionTable* table : spec.tables)
+    for (const Flag& f : table->flags)
+      if (f.kind == FlagKind::File) files.push_back(&f);
+  for (const Flag* f : files) {
+    const std::string path = f->get(c).get<std::string>();
+    if (path.empty()) continue;
+    out.push_back({"--" + f->name, path});
+    check_file(out.back(), "--" + f->name);
   }
   return out;
 }

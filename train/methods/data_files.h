@@ -3,8 +3,8 @@
 // magic string. Which files a run reads follows the loaders: the SCAN precomp layout (train/data/
 // precomp_dataset.h: `<data_path>/<data_name>/<split>_ims.npy` and `<split>_caps.txt|.tsv` for train, dev and
 // --test_split, the vocabulary data::find_vocabulary_file picks), the labelled layout of UOT-RCL (train/data/
-// labeled_dataset.h: one HDF5 file, or a folder of `<split>_imgs.npy`, `_texts.npy`, `_labels.npy`), and the
-// optional --noise_file and --word_vectors.
+// labeled_dataset.h: one HDF5 file, or a folder of `<split>_imgs.npy`, `_texts.npy`, `_labels.npy`), as the
+// method's spec says, and every file flag given (FlagKind::File: --noise_file, --word_vectors).
 #pragma once
 
 #include <string>

@@ -5,45 +5,29 @@
 #include "train/methods/pairs/l2rm_method.h"
 #include "train/methods/pairs/pairs_method.h"
 #include "train/methods/rcsl/rcsl_method.h"
-#include "train/methods/rcsl/rcsl_options.h"
 #include "train/methods/uotrcl/uotrcl_method.h"
-#include "train/methods/uotrcl/uotrcl_options.h"
 
 namespace rematch::train {
-namespace {
 
-struct MethodEntry {
-  const char* name;
-  std::unique_ptr<Method> (*make)(const TrainConfig&, std::ostream&);
-  void (*check)(const TrainConfig&);  // the method's own option checks, without data (may be null)
-};
-
-void check_rcsl(const TrainConfig& c) { (void)rcsl_options(c); }
-void check_uotrcl(const TrainConfig& c) { (void)uotrcl_options(c); }
-
-// The methods of `rematch train`: one line each.
-const MethodEntry kMethods[] = {
-    {"triplet", make_pairs_method, nullptr},   {"infonce", make_pairs_method, nullptr},
-    {"rcl", make_pairs_method, nullptr},       {"l2rm", make_l2rm_method, nullptr},
-    {"rcsl", make_rcsl_method, check_rcsl},    {"rcsl-nc", make_rcsl_method, check_rcsl},
-    {"uotrcl", make_uotrcl_method, check_uotrcl},
-};
-
-const MethodEntry& entry(const std::string& name) {
-  for (const MethodEntry& e : kMethods)
-    if (name == e.name) return e;
-  REMATCH_FAIL("--method ", name, " is not available in this build");
+// The methods of `rematch train`, in the order of --help and docs/presets.md: one line each, the spec its folder
+// defines.
+const std::vector<const MethodSpec*>& registered_methods() {
+  static const std::vector<const MethodSpec*> methods = {
+      &triplet_method_spec(),
+      &infonce_method_spec(),
+      &rcl_method_spec(),
+      &l2rm_method_spec(),
+      &rcsl_method_spec(),
+      &rcsl_nc_method_spec(),
+      &uotrcl_method_spec(),
+  };
+  return methods;
 }
-
-}  // namespace
 
 std::unique_ptr<Method> make_method(const TrainConfig& config, std::ostream& log) {
-  return entry(config.method).make(config, log);
-}
-
-void check_method_options(const TrainConfig& config) {
-  const MethodEntry& e = entry(config.method);
-  if (e.check) e.check(config);
+  const MethodSpec& spec = method_spec(config.method);
+  check_config(config);
+  return spec.make(config, log);
 }
 
 NewRun train_new_run(TrainConfig config, std::ostream& log) {

@@ -1,22 +1,21 @@
-// The one place a method name becomes a Method: reads and checks the data (so a missing file fails before any
-// run folder is made or any training starts) and builds the models.
+// The registry of `rematch train`'s methods and the one way a method is made: make_method looks the config's
+// method up (its MethodSpec, method_spec.h), checks the config (check_config), then the spec reads the data (so a
+// missing file fails before any run folder is made or any training starts) and builds the method from its typed
+// options, the common options, the data and the log.
 #pragma once
 
 #include <memory>
 #include <ostream>
 
 #include "train/methods/method.h"
+#include "train/methods/method_spec.h"
 #include "train/methods/train_config.h"
 #include "train/methods/trainer.h"
 
 namespace rematch::train {
 
-// `config` must be resolved (resolve_defaults). `log` receives what was loaded and chosen.
+// `config` resolved (resolve_defaults) or complete. `log` receives what was loaded and chosen.
 std::unique_ptr<Method> make_method(const TrainConfig& config, std::ostream& log);
-
-// The checks of make_method that need no data: the method's own options (RCSL's, UOT-RCL's) from a resolved
-// config; an Error names the flag. `rematch train --dry_run` runs them.
-void check_method_options(const TrainConfig& config);
 
 struct NewRun {
   TrainOutcome outcome;

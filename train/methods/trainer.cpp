@@ -179,7 +179,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
   }
 
   run::ProgressOptions popt;
-  popt.style = run::parse_progress_style(config.progress);
+  popt.style = config.progress;
   popt.is_tty = run::is_terminal(STDERR_FILENO) && &out == &std::cerr;
   popt.log_every = config.log_step;
   const int64_t epochs = method.num_epochs();
@@ -304,7 +304,8 @@ std::string results_markdown(const Method& method, const TrainConfig& c, const T
   s << "# rematch train --method " << method.name() << "\n\n"
     << "| setting | value |\n|---|---|\n"
     << "| data | " << c.data_path << "/" << c.data_name << " |\n"
-    << "| noise | " << c.noise_ratio << " (" << c.noise_mode << (c.noise_file.empty() ? "" : ", " + c.noise_file)
+    << "| noise | " << c.noise_ratio << " (" << (c.noise_mode ? noise_mode_name(*c.noise_mode) : "")
+    << (c.noise_file.empty() ? "" : ", " + c.noise_file)
     << ") |\n"
     << "| epochs | " << c.num_epochs << " main + " << c.warmup_epoch << " warm-up |\n"
     << "| batch size | " << c.batch_size << " |\n| learning rate | " << c.learning_rate << " |\n"

@@ -20,47 +20,47 @@ namespace {
 int64_t noisy_plan_index(int64_t epoch, int64_t cycle) { return epoch * 4096 + cycle; }
 
 // resolve_defaults turns --mask_positives auto into on or off by one rule (on iff noise is injected,
-// train_config.cpp, docs/methods/l2rm.md §1.5 step 4); the method only reads the result.
-bool positives_masked(const TrainConfig& c) {
-  REMATCH_CHECK(c.mask_positives == "on" || c.mask_positives == "off", "l2rm: --mask_positives is '",
-                c.mask_positives, "', expected on or off (resolve_defaults resolves auto)");
-  return c.mask_positives == "on";
+// l2rm_options.cpp, docs/methods/l2rm.md §1.5 step 4); the method only reads the result.
+bool positives_masked(const L2rmOptions& o) {
+  REMATCH_CHECK(o.mask_positives != MaskPositives::Auto,
+                "l2rm: --mask_positives is auto, expected on or off (resolve_defaults resolves auto)");
+  return o.mask_positives == MaskPositives::On;
 }
 
 }  // namespace
 
-L2rmMethod::L2rmMethod(const TrainConfig& config, std::ostream& log, DType dtype)
-    : PairsMethod(config, log, dtype) {
-  REMATCH_CHECK(config_.method == "l2rm", "L2rmMethod: method is '", config_.method, "'");
+L2rmMethod::L2rmMethod(const CommonOptions& common, const L2rmOptions& options, PairsData data, std::ostream& log)
+    : PairsMethod(common, options, std::move(data), log), l2rm_(options), mask_positives_(positives_masked(options)) {
+  REMATCH_CHECK(common_.method == "l2rm", "L2rmMethod: method is '", common_.method, "'");
   // f_c's width is the number of captions of a batch (§1.4): the batch size is baked into it.
-  cost_net_ = std::make_unique<models::CostNet>(config_.batch_size, dtype_);
+  cost_net_ = std::make_unique<models::CostNet>(common_.batch_size, dtype_);
   cost_net_->to(device_);
-  cost_optimizer_ = std::make_unique<nn::Adam>(cost_net_->parameters(), config_.cost_lr);
-  REMATCH_CHECK(data_.train->num_images() >= config_.batch_size, "l2rm: the image queue needs --batch_size (",
-                config_.batch_size, ") training images, the data set has ", data_.train->num_images());
+  cost_optimizer_ = std::make_unique<nn::Adam>(cost_net_->parameters(), l2rm_.cost_lr);
+  REMATCH_CHECK(data_.train->num_images() >= common_.batch_size, "l2rm: the image queue needs --batch_size (",
+                common_.batch_size, ") training images, the data set has ", data_.train->num_images());
   // The queue starts as batch_size random training images (§1.4).
   const Tensor rows = randperm(data_.train->num_images(), Device::cpu(), &sample_gen_);
   std::vector<int64_t> first = rows.to_vector<int64_t>();
-  first.resize(static_cast<size_t>(config_.batch_size));
+  first.resize(static_cast<size_t>(common_.batch_size));
   queue_ = to(to(data_.train->images(first), dtype_), device_);
-  log_ << "l2rm: positives mask " << (positives_masked(config_) ? "on" : "off") << ", ε = " << config_.reg
-       << ", ρ = " << config_.rho << ", dummy costs " << config_.dummy_costs << "\n";
+  log_ << "l2rm: positives mask " << (mask_positives_ ? "on" : "off") << ", ε = " << l2rm_.reg << ", ρ = " << l2rm_.rho
+       << ", dummy costs " << (l2rm_.dummy_costs == ot::DummyCost::L2RM ? "l2rm" : "shifted") << "\n";
 }
 
 std::vector<double> L2rmMethod::per_sample_losses(int64_t epoch) {
   // Eval mode, no graph, shuffled batches with the last partial batch kept (§1.3).
   data::BatcherOptions o;
-  o.batch_size = config_.batch_size;
-  o.seed = config_.seed + 1;
+  o.batch_size = common_.batch_size;
+  o.seed = common_.seed + 1;
   const data::Batcher loader(*data_.train, o, data_.correspondence.caption_to_row);
-  const losses::SplitLoss kind = losses::parse_split_loss(config_.split_loss);
+  const losses::SplitLoss kind = l2rm_.split_loss;
   std::vector<double> out(static_cast<size_t>(data_.train->num_captions()), 0.0);
   model_->eval();
   NoGradGuard no_grad;
   for (const std::vector<int64_t>& captions : loader.epoch_plan(epoch)) {
     const data::Batch b = batch(captions);
     const std::vector<double> l =
-        to(losses::per_sample_split_loss(scores(b), config_.margin, kind), DType::Float64).to_vector<double>();
+        to(losses::per_sample_split_loss(scores(b), options_.margin, kind), DType::Float64).to_vector<double>();
     // The batch is ordered by caption length (Batcher::make_batch), not as `captions`.
     const std::vector<int64_t> order = b.caption_index.to_vector<int64_t>();
     for (size_t i = 0; i < order.size(); ++i) out[static_cast<size_t>(order[i])] = l[i];
@@ -73,11 +73,11 @@ void L2rmMethod::build_loaders(int64_t epoch) {
   std::vector<int64_t> clean, noisy;
   for (int64_t j = 0; j < static_cast<int64_t>(clean_.size()); ++j) (clean_[j] ? clean : noisy).push_back(j);
   data::BatcherOptions o;
-  o.batch_size = config_.batch_size;
+  o.batch_size = common_.batch_size;
   o.drop_last = true;
-  o.seed = config_.seed + 2;
+  o.seed = common_.seed + 2;
   clean_loader_ = std::make_unique<data::Batcher>(*data_.train, o, data_.correspondence.caption_to_row, clean);
-  o.seed = config_.seed + 3;
+  o.seed = common_.seed + 3;
   noisy_loader_ = std::make_unique<data::Batcher>(*data_.train, o, data_.correspondence.caption_to_row, noisy);
   plan_ = clean_loader_->epoch_plan(epoch);
   noisy_plan_ = noisy_loader_->num_batches() > 0 ? noisy_loader_->epoch_plan(noisy_plan_index(epoch, noisy_cycle_))
@@ -93,10 +93,10 @@ EpochInfo L2rmMethod::begin_epoch(int64_t epoch) {
     return info;
   }
   epoch_ = epoch;
-  optimizer_->set_lr(lr_at(config_.learning_rate, epoch));
-  cost_optimizer_->set_lr(lr_at(config_.cost_lr, epoch));
+  optimizer_->set_lr(lr_at(common_.learning_rate, epoch));
+  cost_optimizer_->set_lr(lr_at(l2rm_.cost_lr, epoch));
   // (1) the split of the whole training set by the Beta mixture over the per-sample losses (§1.3).
-  mixture_ = mixture::fit_beta_mixture(per_sample_losses(epoch), config_.seed + static_cast<uint64_t>(epoch));
+  mixture_ = mixture::fit_beta_mixture(per_sample_losses(epoch), common_.seed + static_cast<uint64_t>(epoch));
   clean_ = mixture_.clean;
   quality_ = data::split_quality(clean_, data_.correspondence.clean);
   noisy_cycle_ = 0;
@@ -110,7 +110,7 @@ EpochInfo L2rmMethod::begin_epoch(int64_t epoch) {
                            {"clean_recall", quality_.clean_recall},
                            {"split_accuracy", quality_.accuracy}}};
   if (noisy_plan_.empty())
-    log_ << "l2rm: epoch " << epoch << ": fewer than " << config_.batch_size
+    log_ << "l2rm: epoch " << epoch << ": fewer than " << common_.batch_size
          << " pairs were split off as mismatched; the rematch loss is skipped this epoch\n";
   return epoch_info_;
 }
@@ -127,8 +127,8 @@ std::vector<int64_t> L2rmMethod::next_noisy_batch() {
 double L2rmMethod::cost_update(const data::Batch& clean, const data::Batch& noisy) {
   // Reconstructed pairs (§1.4): k ~ U{1..max_reserved} clean images J go into queue slots Q of a copy of the
   // queue; π^sup[Q_t, J_t] = 1.
-  const int64_t B = config_.batch_size;
-  const int64_t k = 1 + randint(0, config_.max_reserved, {1}, DType::Int64, Device::cpu(), &sample_gen_).item<int64_t>();
+  const int64_t B = common_.batch_size;
+  const int64_t k = 1 + randint(0, l2rm_.max_reserved, {1}, DType::Int64, Device::cpu(), &sample_gen_).item<int64_t>();
   const std::vector<int64_t> J = randperm(B, Device::cpu(), &sample_gen_).to_vector<int64_t>();
   const std::vector<int64_t> Q = randperm(B, Device::cpu(), &sample_gen_).to_vector<int64_t>();
   // keys: the queue with slot Q_t holding clean image J_t (t < k), one gather from [queue; clean images] on
@@ -164,7 +164,7 @@ double L2rmMethod::cost_update(const data::Batch& clean, const data::Batch& nois
 
 Tensor L2rmMethod::rematch_costs(const Tensor& S) {
   NoGradGuard no_grad;
-  if (config_.cost_function == "cosine") return clamp_min(rsub(1.0, S.detach()), 1e-10);
+  if (l2rm_.cost_function == CostFunction::Cosine) return clamp_min(rsub(1.0, S.detach()), 1e-10);
   return clamp_min(cost_net_->forward(S.detach()), 1e-10);
 }
 
@@ -174,18 +174,18 @@ Tensor L2rmMethod::rematch_plan(const Tensor& S) {
   Tensor C = rematch_costs(S);
   const int64_t B = S.size(0);
   ot::SinkhornOptions o;
-  o.epsilon = config_.reg;
-  o.max_iter = config_.ot_max_iter;
-  o.tol = config_.ot_tol;
+  o.epsilon = l2rm_.reg;
+  o.max_iter = l2rm_.ot_max_iter;
+  o.tol = l2rm_.ot_tol;
   o.stop = ot::StopRule::PotentialChange;
   // The reference solves in float64 on the CPU; on a GPU the fused float32 kernel with the shifted dummies.
   if (device_.is_cpu()) C = to(C, DType::Float64);
-  if (positives_masked(config_)) o.mask = logical_not(to(eye(B, B, DType::Float32, C.device()), DType::Bool));
+  if (mask_positives_) o.mask = logical_not(to(eye(B, B, DType::Float32, C.device()), DType::Bool));
   ot::DummyOptions d;
-  d.costs = config_.dummy_costs == "l2rm" ? ot::DummyCost::L2RM : ot::DummyCost::L2RMShifted;
-  const ot::SinkhornResult r = config_.rematch_ot == "full"
+  d.costs = l2rm_.dummy_costs;
+  const ot::SinkhornResult r = l2rm_.rematch_ot == RematchOt::Full
                                     ? ot::sinkhorn(C, Tensor(), Tensor(), o)
-                                    : ot::partial_sinkhorn(C, Tensor(), Tensor(), config_.rho, o, d);
+                                    : ot::partial_sinkhorn(C, Tensor(), Tensor(), l2rm_.rho, o, d);
   return to(to(r.plan, S.dtype()), device_);
 }
 
@@ -196,7 +196,7 @@ StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
                   step, " of epoch ", epoch, " is outside the epoch in progress");
     model_->train();
     const data::Batch b = batch(plan_[static_cast<size_t>(step)]);
-    const Tensor loss = losses::l2rm_warmup_loss(scores(b), config_.tau, losses::parse_rce_label(config_.rce_label));
+    const Tensor loss = losses::l2rm_warmup_loss(scores(b), options_.tau, l2rm_.rce_label);
     StepResult r;
     r.loss = loss.item<double>();
     r.parts["warmup"] = r.loss;
@@ -214,13 +214,13 @@ StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
     noisy = batch(next_noisy_batch());
     // (a) the cost function learns from reconstructed pairs, before the rematch; --cost_function cosine has
     // no learnable cost, so nothing to update (the draws it would take come from sample_gen_ alone).
-    if (config_.cost_function != "cosine") r.parts["cost"] = cost_update(clean, *noisy);
+    if (l2rm_.cost_function != CostFunction::Cosine) r.parts["cost"] = cost_update(clean, *noisy);
   }
   // In main_L2RM.py's train() order: net.train(), the clean batch's forward, then the noisy batch's. The order
   // matters beyond the sum: each training-mode forward updates VisualSA's BatchNorm statistics (and draws dropout).
   model_->train();
   // (b) the clean batch's summed hardest-negative triplet (§1.7).
-  const Tensor l_trip = nn::hardest_negative_triplet(scores(clean), config_.margin, true);
+  const Tensor l_trip = nn::hardest_negative_triplet(scores(clean), options_.margin, true);
   r.parts["trip"] = l_trip.item<double>();
   check_finite_loss(name(), epoch, step, "trip", r.parts["trip"]);
   Tensor loss = l_trip;
@@ -230,8 +230,7 @@ StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
     // L_re (§1.5-1.7).
     const Tensor S_noisy = scores(*noisy);
     last_plan_ = rematch_plan(S_noisy);
-    const Tensor l_re = losses::rematch_kl_loss(S_noisy, last_plan_, config_.tau,
-                                                losses::parse_rematch_loss(config_.rematch_loss));
+    const Tensor l_re = losses::rematch_kl_loss(S_noisy, last_plan_, options_.tau, l2rm_.rematch_loss);
     r.parts["rematch"] = l_re.item<double>();
     check_finite_loss(name(), epoch, step, "rematch", r.parts["rematch"]);
     loss = loss + l_re;
@@ -336,8 +335,25 @@ std::string L2rmMethod::results_notes() const {
   return s.str();
 }
 
-std::unique_ptr<Method> make_l2rm_method(const TrainConfig& config, std::ostream& log) {
-  return std::make_unique<L2rmMethod>(config, log);
+const MethodSpec& l2rm_method_spec() {
+  static const MethodSpec spec = [] {
+    MethodSpec s;
+    s.name = "l2rm";
+    s.summary = "L2RM, learning to rematch mismatched pairs by partial OT (CVPR'24), on SGR/SAF";
+    s.doc = "docs/methods/l2rm.md";
+    s.layout = DataLayout::Precomp;
+    s.presets = {"f30k", "coco", "cc152k"};
+    s.tables = {&l2rm_pairs_flags(), &l2rm_flags()};
+    s.defaults = l2rm_defaults();
+    s.check = check_l2rm;
+    s.make = make_with<L2rmOptions, PairsData>(
+        [](const CommonOptions& c, const L2rmOptions&, std::ostream& log) { return load_pairs_data(c, false, log); },
+        [](const CommonOptions& c, const L2rmOptions& o, PairsData data, std::ostream& log) -> std::unique_ptr<Method> {
+          return std::make_unique<L2rmMethod>(c, o, std::move(data), log);
+        });
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace rematch::train

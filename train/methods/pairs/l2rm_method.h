@@ -14,9 +14,10 @@
 // The switches of the ⚠ notes (--split_loss, --rce_label, --mask_positives, --rematch_loss, --dummy_costs)
 // default to the code's behaviour; --dummy_costs shifted gives the plan of ξ = 100·max C exactly but never
 // subtracts numbers of size ξ/ε (docs/ot.md §1.3). Table 3's ablations: --rematch_ot full, --mask_positives off,
-// --cost_function cosine, --rematch_loss kl | soft_infonce (train/methods/ablations.h).
+// --cost_function cosine, --rematch_loss kl | soft_infonce (l2rm_options.h).
 #pragma once
 
+#include "train/methods/pairs/l2rm_options.h"
 #include "train/methods/pairs/pairs_method.h"
 #include "models/cost_net.h"
 #include "train/mixture/beta_mixture.h"
@@ -25,8 +26,9 @@ namespace rematch::train {
 
 class L2rmMethod : public PairsMethod {
  public:
-  // `dtype`: as PairsMethod's (float64 for the golden-step test); the cost net and the image queue follow it.
-  L2rmMethod(const TrainConfig& config, std::ostream& log, DType dtype = DType::Float32);
+  // On the loaded data (load_pairs_data), with `options` resolved (resolve_defaults: --mask_positives on or off).
+  // options.dtype: as PairsMethod's (float64 for the golden-step test); the cost net and the image queue follow it.
+  L2rmMethod(const CommonOptions& common, const L2rmOptions& options, PairsData data, std::ostream& log);
 
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
@@ -53,11 +55,13 @@ class L2rmMethod : public PairsMethod {
   models::CostNet& cost_net() { return *cost_net_; }
 
  private:
-  bool warmup(int64_t epoch) const { return epoch < config_.warmup_epoch; }
+  bool warmup(int64_t epoch) const { return epoch < common_.warmup_epoch; }
   void build_loaders(int64_t epoch);
   std::vector<int64_t> next_noisy_batch();
   double cost_update(const data::Batch& clean, const data::Batch& noisy);
 
+  L2rmOptions l2rm_;
+  bool mask_positives_;  // --mask_positives, resolved
   std::unique_ptr<models::CostNet> cost_net_;
   std::unique_ptr<nn::Adam> cost_optimizer_;
   Tensor queue_;                        // [B, R, D] on the run's device: the previous noisy batch's images
@@ -71,6 +75,7 @@ class L2rmMethod : public PairsMethod {
   Tensor last_plan_;
 };
 
-std::unique_ptr<Method> make_l2rm_method(const TrainConfig& config, std::ostream& log);
+// The spec of l2rm (make_method.cpp registers it).
+const MethodSpec& l2rm_method_spec();
 
 }  // namespace rematch::train

@@ -23,9 +23,9 @@ struct PairsData {
 // Vocabulary: data::find_vocabulary_file (--vocab_path, else <data_path>/vocab, else ./vocab); with
 // `add_mask_word` the word <mask> is appended as RCL does. The noise comes from --noise_file, or from
 // --noise_mode/--noise_ratio/--noise_seed (image level by default).
-PairsData load_pairs_data(const TrainConfig& config, bool add_mask_word, std::ostream& log);
+PairsData load_pairs_data(const CommonOptions& config, bool add_mask_word, std::ostream& log);
 
 // `<data_path>/<data_name>`, checked to be a folder (an Error naming both flags and the expected layout).
-std::string precomp_folder(const TrainConfig& config);
+std::string precomp_folder(const CommonOptions& config);
 
 }  // namespace rematch::train

@@ -10,9 +10,9 @@
 namespace rematch::train {
 namespace {
 
-models::SgrafConfig model_config(const TrainConfig& c, const PairsData& d) {
+models::SgrafConfig model_config(const PairsOptions& c, const PairsData& d) {
   models::SgrafConfig m;
-  m.module = models::parse_module_name(c.module_name);
+  m.module = c.module_name;
   m.vocab_size = d.vocab.size();
   m.img_dim = d.train->feature_dim();
   m.num_regions = d.train->num_regions();
@@ -37,41 +37,46 @@ EvalResult eval_result(const eval::RetrievalMetrics& m, const std::string& label
   return r;
 }
 
-EvalResult test_result(const Tensor& sims, int64_t captions_per_image, const TrainConfig& config) {
+EvalResult test_result(const Tensor& sims, int64_t captions_per_image, const CommonOptions& config) {
   const eval::RetrievalMetrics whole = eval::retrieval_metrics(sims, captions_per_image);
-  if (!config.coco_folds) return eval_result(whole, config.test_split);
+  const std::string split = config.test_split_name();
+  if (!config.coco_folds) return eval_result(whole, split);
   EvalResult r = eval_result(eval::mean_metrics(eval::per_fold_metrics(sims, captions_per_image, 5)),
-                             config.test_split + " 5-fold 1K (mean over folds)");
-  const EvalResult full = eval_result(whole, config.test_split + " full");
+                             split + " 5-fold 1K (mean over folds)");
+  const EvalResult full = eval_result(whole, split + " full");
   for (const auto& [k, v] : full.metrics) r.metrics["full_" + k] = v;
   r.table += "\n" + full.table;
   return r;
 }
 
-PairsMethod::PairsMethod(const TrainConfig& config, std::ostream& log, DType dtype)
-    : config_(config),
+PairsMethod::PairsMethod(const CommonOptions& common, const PairsOptions& options, PairsData data, std::ostream& log)
+    : common_(common),
+      options_(options),
       log_(log),
-      data_(load_pairs_data(config, config.method == "rcl", log)),
-      device_(config.device.device()),
-      dtype_(dtype),
-      model_gen_(config.seed),
-      sample_gen_(config.seed ^ 0x5a5a5a5a5a5a5a5aull) {
-  const models::SgrafConfig mc = model_config(config_, data_);
+      data_(std::move(data)),
+      device_(common.device.device()),
+      dtype_(options.dtype),
+      model_gen_(common.seed),
+      sample_gen_(common.seed ^ 0x5a5a5a5a5a5a5a5aull),
+      loss_kind_(common.method == "infonce" ? PairsLoss::Infonce
+                 : common.method == "rcl"   ? PairsLoss::Rcl
+                                            : PairsLoss::Triplet) {
+  const models::SgrafConfig mc = model_config(options_, data_);
   model_ = std::make_unique<models::SgrafModel>(mc, dtype_, &model_gen_);
   model_->to(device_);
-  optimizer_ = std::make_unique<nn::Adam>(model_->parameters(), config_.learning_rate);
+  optimizer_ = std::make_unique<nn::Adam>(model_->parameters(), common_.learning_rate);
   data::BatcherOptions o;
-  o.batch_size = config_.batch_size;
-  o.seed = config_.seed;
+  o.batch_size = common_.batch_size;
+  o.seed = common_.seed;
   all_pairs_ = std::make_unique<data::Batcher>(*data_.train, o, data_.correspondence.caption_to_row);
   log_ << "model: " << models::describe(mc) << ", " << model_->parameter_count() << " parameters on "
        << device_.str() << "\n";
 }
 
 double PairsMethod::lr_at(double base, int64_t epoch) const {
-  const int64_t main_epoch = epoch - config_.warmup_epoch;
-  if (main_epoch < 0 || config_.lr_update <= 0) return base;
-  return base * std::pow(0.1, static_cast<double>(main_epoch / config_.lr_update));
+  const int64_t main_epoch = epoch - common_.warmup_epoch;
+  if (main_epoch < 0 || common_.lr_update <= 0) return base;
+  return base * std::pow(0.1, static_cast<double>(main_epoch / common_.lr_update));
 }
 
 std::vector<std::vector<int64_t>> PairsMethod::all_pairs_plan(int64_t epoch) const {
@@ -83,7 +88,7 @@ std::vector<std::vector<int64_t>> PairsMethod::all_pairs_plan(int64_t epoch) con
 
 EpochInfo PairsMethod::begin_epoch(int64_t epoch) {
   epoch_ = epoch;
-  optimizer_->set_lr(lr_at(config_.learning_rate, epoch));
+  optimizer_->set_lr(lr_at(common_.learning_rate, epoch));
   plan_ = all_pairs_plan(epoch);
   epoch_info_ = EpochInfo{"train", static_cast<int64_t>(plan_.size()), {}};
   return epoch_info_;
@@ -104,22 +109,26 @@ Tensor PairsMethod::scores(const data::Batch& b) { return (*model_)(b.regions, b
 void PairsMethod::optimizer_step(const Tensor& loss, int64_t epoch, int64_t step) {
   optimizer_->zero_grad();
   backward(loss);
-  clip_checked_gradients(name(), epoch, step, model_->parameters(), config_.grad_clip);
+  clip_checked_gradients(name(), epoch, step, model_->parameters(), common_.grad_clip);
   optimizer_->step();
 }
 
 Tensor PairsMethod::batch_loss(const Tensor& S, Scalars& parts) {
   Tensor loss;
-  if (config_.method == "triplet") {
-    loss = nn::hardest_negative_triplet(S, config_.margin, config_.triplet_negatives == "hardest");
-  } else if (config_.method == "infonce") {
-    loss = losses::infonce_loss(S, config_.tau);
-  } else {
-    const Tensor negatives = losses::random_negative_mask(S.size(0), config_.neg_ratio, sample_gen_, S.device());
-    loss = losses::complementary_contrastive_loss(S, config_.tau, losses::parse_complementary_phi(config_.loss),
-                                                  config_.margin, negatives);
+  switch (loss_kind_) {
+    case PairsLoss::Triplet:
+      loss = nn::hardest_negative_triplet(S, options_.margin, options_.triplet_negatives == TripletNegatives::Hardest);
+      break;
+    case PairsLoss::Infonce:
+      loss = losses::infonce_loss(S, options_.tau);
+      break;
+    case PairsLoss::Rcl: {
+      const Tensor negatives = losses::random_negative_mask(S.size(0), options_.neg_ratio, sample_gen_, S.device());
+      loss = losses::complementary_contrastive_loss(S, options_.tau, options_.loss, options_.margin, negatives);
+      break;
+    }
   }
-  parts[config_.method] = loss.item<double>();
+  parts[common_.method] = loss.item<double>();
   return loss;
 }
 
@@ -132,14 +141,14 @@ StepResult PairsMethod::train_step(int64_t epoch, int64_t step) {
   StepResult r;
   const Tensor loss = batch_loss(scores(b), r.parts);
   r.loss = loss.item<double>();
-  check_finite_loss(name(), epoch, step, config_.method, r.loss);
+  check_finite_loss(name(), epoch, step, common_.method, r.loss);
   optimizer_step(loss, epoch, step);
   r.pairs = b.size();
   return r;
 }
 
 EvalResult PairsMethod::evaluate(const data::PrecompDataset& split, const std::string& label) {
-  const Tensor sims = eval::score_precomp_split({model_.get()}, split, {config_.eval_batch, config_.eval_batch});
+  const Tensor sims = eval::score_precomp_split({model_.get()}, split, {common_.eval_batch, common_.eval_batch});
   model_->train();
   return eval_result(eval::retrieval_metrics(sims, split.captions_per_image()), label);
 }
@@ -148,9 +157,9 @@ EvalResult PairsMethod::validate() { return evaluate(*data_.dev, "dev"); }
 
 EvalResult PairsMethod::test() {
   const data::PrecompDataset& t = *data_.test;
-  const Tensor sims = eval::score_precomp_split({model_.get()}, t, {config_.eval_batch, config_.eval_batch});
+  const Tensor sims = eval::score_precomp_split({model_.get()}, t, {common_.eval_batch, common_.eval_batch});
   model_->train();
-  return test_result(sims, t.captions_per_image(), config_);
+  return test_result(sims, t.captions_per_image(), common_);
 }
 
 void PairsMethod::save_state(TrainingState& s) const {
@@ -176,10 +185,47 @@ void PairsMethod::load_state(const TrainingState& s) {
 
 void PairsMethod::write_run_files(const std::string& dir) { data::save_noise(data_.correspondence, dir); }
 
-std::unique_ptr<Method> make_pairs_method(const TrainConfig& config, std::ostream& log) {
-  REMATCH_CHECK(config.method == "triplet" || config.method == "infonce" || config.method == "rcl",
-                "make_pairs_method: method '", config.method, "' is not triplet, infonce or rcl");
-  return std::make_unique<PairsMethod>(config, log);
+namespace {
+
+// triplet, infonce or rcl on the precomp data (RCL appends its <mask> word to the vocabulary).
+MethodSpec pairs_spec(const std::string& name, const std::string& summary, std::vector<Default> defaults) {
+  MethodSpec s;
+  s.name = name;
+  s.summary = summary;
+  s.doc = "docs/methods/" + name + ".md";
+  s.layout = DataLayout::Precomp;
+  s.presets = {"f30k", "coco", "cc152k"};
+  s.tables = {&pairs_flags()};
+  s.defaults = std::move(defaults);
+  const bool mask_word = name == "rcl";
+  s.make = make_with<PairsOptions, PairsData>(
+      [mask_word](const CommonOptions& c, const PairsOptions&, std::ostream& log) {
+        return load_pairs_data(c, mask_word, log);
+      },
+      [](const CommonOptions& c, const PairsOptions& o, PairsData data, std::ostream& log) -> std::unique_ptr<Method> {
+        return std::make_unique<PairsMethod>(c, o, std::move(data), log);
+      });
+  return s;
+}
+
+}  // namespace
+
+const MethodSpec& triplet_method_spec() {
+  static const MethodSpec spec =
+      pairs_spec("triplet", "the VSE++ hardest-negative triplet on SGR/SAF (SGRAF's own training)", triplet_defaults());
+  return spec;
+}
+
+const MethodSpec& infonce_method_spec() {
+  static const MethodSpec spec =
+      pairs_spec("infonce", "InfoNCE on SGR/SAF (RCL's --loss infoNCE baseline)", rcl_defaults());
+  return spec;
+}
+
+const MethodSpec& rcl_method_spec() {
+  static const MethodSpec spec =
+      pairs_spec("rcl", "RCL's complementary contrastive learning on SGR/SAF (TPAMI'23)", rcl_defaults());
+  return spec;
 }
 
 }  // namespace rematch::train

@@ -22,19 +22,24 @@
 #include "train/eval/retrieval_metrics.h"
 #include "train/methods/method.h"
 #include "train/methods/pairs/pairs_data.h"
+#include "train/methods/pairs/pairs_options.h"
 #include "train/methods/train_config.h"
 
 namespace rematch::train {
 
+// The loss of a pairs method, chosen once from --method.
+enum class PairsLoss { Triplet, Infonce, Rcl };
+
 class PairsMethod : public Method {
  public:
-  // Loads the data (errors before any training) and builds the model and optimizer. `log` must outlive this.
-  // `dtype` is the model's (and every training tensor's): float32 for runs, float64 for the golden-step tests
-  // (tests/train/*_golden_step_test.cpp), whose references run in float64.
-  PairsMethod(const TrainConfig& config, std::ostream& log, DType dtype = DType::Float32);
+  // Builds the model and optimizer on the loaded data (load_pairs_data). `log` must outlive this. The model's
+  // dtype (and every training tensor's) is options.dtype: float32 for runs, float64 for the golden-step tests
+  // (tests/train/*_golden_step_test.cpp), whose references run in float64. The loss follows common.method
+  // (triplet, infonce or rcl; L2RM has its own steps).
+  PairsMethod(const CommonOptions& common, const PairsOptions& options, PairsData data, std::ostream& log);
 
-  std::string name() const override { return config_.method; }
-  int64_t num_epochs() const override { return config_.warmup_epoch + config_.num_epochs; }
+  std::string name() const override { return common_.method; }
+  int64_t num_epochs() const override { return common_.warmup_epoch + common_.num_epochs; }
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
   void end_epoch(int64_t epoch) override { (void)epoch; }
@@ -65,13 +70,15 @@ class PairsMethod : public Method {
   // Evaluation of a split: rSum and the six recalls.
   EvalResult evaluate(const data::PrecompDataset& split, const std::string& label);
 
-  TrainConfig config_;
+  CommonOptions common_;
+  PairsOptions options_;
   std::ostream& log_;
   PairsData data_;
   Device device_;
   DType dtype_;           // of the model, the batches' regions and every loss
   Generator model_gen_;   // initial weights and dropout masks
   Generator sample_gen_;  // RCL's random negatives, L2RM's reconstructed pairs and image queue
+  PairsLoss loss_kind_;
   std::unique_ptr<models::SgrafModel> model_;
   std::unique_ptr<nn::Adam> optimizer_;
   std::unique_ptr<data::Batcher> all_pairs_;
@@ -83,14 +90,16 @@ class PairsMethod : public Method {
   Tensor batch_loss(const Tensor& S, Scalars& parts);
 };
 
-// triplet, infonce or rcl.
-std::unique_ptr<Method> make_pairs_method(const TrainConfig& config, std::ostream& log);
+// The specs of triplet, infonce and rcl (make_method.cpp registers them).
+const MethodSpec& triplet_method_spec();
+const MethodSpec& infonce_method_spec();
+const MethodSpec& rcl_method_spec();
 
 // The retrieval table of results.md and the terminal.
 EvalResult eval_result(const eval::RetrievalMetrics& m, const std::string& label);
 
 // The final test of a run from the test split's similarities [images, captions]: its metrics, or with
 // --coco_folds the mean over 5 folds of consecutive images (COCO 1K) plus the whole split's as full_* (5K).
-EvalResult test_result(const Tensor& sims, int64_t captions_per_image, const TrainConfig& config);
+EvalResult test_result(const Tensor& sims, int64_t captions_per_image, const CommonOptions& config);
 
 }  // namespace rematch::train

@@ -54,24 +54,31 @@ const char* stage_name(bool mining) { return mining ? "mining" : "learning"; }
 
 }  // namespace
 
-RcslMethod::RcslMethod(const TrainConfig& config, const RcslOptions& options, std::ostream& log)
-    : config_(config),
+RcslMethod::RcslMethod(const CommonOptions& common, const RcslOptions& options, PairsData data, std::ostream& log)
+    : common_(common),
       options_(options),
+      noisy_(common.method == "rcsl-nc"),
+      split_seed_(common.noise_seed >= 0 ? static_cast<uint64_t>(common.noise_seed) : 123),
+      warmup_epochs_(noisy_ ? common.warmup_epoch : 0),
+      rcm_t_(!options.no_rcm && !options.no_rcm_t),
+      rcm_v_(!options.no_rcm && !options.no_rcm_v),
       log_(log),
-      // RCSL appends <mask> to the vocabulary unless the embedding comes from GloVe (<unk> masks then, §3.1).
-      data_(load_pairs_data(config, options.word_vectors.empty(), log)),
-      device_(config.device.device()),
-      model_gen_(options.seed),
-      augment_gen_(stream_seed(options.seed, kAugmentStream)) {
+      data_(std::move(data)),
+      device_(common.device.device()),
+      model_gen_(common.seed),
+      augment_gen_(stream_seed(common.seed, kAugmentStream)) {
+  REMATCH_CHECK(common_.method == "rcsl" || common_.method == "rcsl-nc", "RcslMethod: --method must be rcsl or "
+                "rcsl-nc, got '", common_.method, "'");
   const data::PrecompDataset& train = *data_.train;
-  if (options_.noisy_correspondence) {
+  if (noisy_) {
     correspondence_ = data_.correspondence;
-    log_ << "rcsl-nc: " << options_.warmup_epochs << " warm-up epochs on all pairs as paired, then each epoch a "
-         << "Beta-mixture split of the per-sample losses (--split_loss " << options_.split_loss
+    log_ << "rcsl-nc: " << warmup_epochs_ << " warm-up epochs on all pairs as paired, then each epoch a "
+         << "Beta-mixture split of the per-sample losses (--split_loss "
+         << (options_.split_loss == losses::SplitLoss::Hardest ? "hardest" : "mean")
          << "): clean => paired, noisy => unpaired\n";
   } else {
     const data::SemiPairedSplit split =
-        data::semi_paired_split(train.num_images(), train.im_div(), options_.paired_length, options_.split_seed);
+        data::semi_paired_split(train.num_images(), train.im_div(), options_.paired_length, split_seed_);
     correspondence_ = split.correspondence;
     log_ << "rcsl: semi-paired split (" << correspondence_.source << "): " << split.paired_captions.size()
          << " paired / " << split.unpaired_captions.size() << " unpaired training captions\n";
@@ -104,7 +111,7 @@ RcslMethod::RcslMethod(const TrainConfig& config, const RcslOptions& options, st
 
 bool RcslMethod::mining(int64_t epoch) const { return !options_.paired_only_triplet && epoch >= options_.mine_epoch; }
 
-bool RcslMethod::best_candidate(int64_t epoch) const { return !mining(options_.num_epochs - 1) || mining(epoch); }
+bool RcslMethod::best_candidate(int64_t epoch) const { return !mining(common_.num_epochs - 1) || mining(epoch); }
 
 // The stage's schedule counts epochs from 1 at the stage's first epoch and is stepped once here, so a milestone
 // falling on that first epoch applies to it, as adjust_learning_rate does right after the optimizer reset; each
@@ -115,7 +122,7 @@ void RcslMethod::new_optimizer(Stage stage) {
   for (int64_t m : options_.lr_milestones)
     if (m >= start) milestones.push_back(m - start + 1);
   schedule_.reset();
-  optimizer_ = std::make_unique<nn::AdamW>(model_->parameters(), options_.learning_rate, nn::AdamBetas{}, 1e-8,
+  optimizer_ = std::make_unique<nn::AdamW>(model_->parameters(), common_.learning_rate, nn::AdamBetas{}, 1e-8,
                                            options_.weight_decay);
   schedule_ = std::make_unique<nn::MultiStepLR>(*optimizer_, milestones, 0.1);
   schedule_->step();
@@ -125,17 +132,17 @@ void RcslMethod::new_optimizer(Stage stage) {
 Tensor RcslMethod::encode_train_images() {
   std::vector<int64_t> rows(static_cast<size_t>(data_.train->num_images()));
   std::iota(rows.begin(), rows.end(), 0);
-  return rcsl::encode_image_rows(*model_, *data_.train, rows, options_.eval_block);
+  return rcsl::encode_image_rows(*model_, *data_.train, rows, common_.eval_batch);
 }
 
 std::vector<uint8_t> RcslMethod::split_labels(int64_t epoch, const Tensor& image_embs, const Tensor& caption_embs) {
   // L2RM's per-sample loss (§1.3) on shuffled batches; in eval mode an embedding does not depend on its batch,
   // so the batches' similarity matrices come from the whole-set encodings.
   data::BatcherOptions o;
-  o.batch_size = options_.batch_size;
-  o.seed = stream_seed(options_.seed, kSplitStream);
+  o.batch_size = common_.batch_size;
+  o.seed = stream_seed(common_.seed, kSplitStream);
   const data::Batcher loader(*data_.train, o, correspondence_.caption_to_row);
-  const losses::SplitLoss kind = losses::parse_split_loss(options_.split_loss);
+  const losses::SplitLoss kind = options_.split_loss;
   std::vector<double> per_sample(static_cast<size_t>(data_.train->num_captions()), 0.0);
   NoGradGuard no_grad;
   for (const std::vector<int64_t>& captions : loader.epoch_plan(epoch)) {
@@ -149,7 +156,7 @@ std::vector<uint8_t> RcslMethod::split_labels(int64_t epoch, const Tensor& image
     for (size_t i = 0; i < captions.size(); ++i) per_sample[static_cast<size_t>(captions[i])] = l[i];
   }
   const mixture::BetaMixtureResult mix =
-      mixture::fit_beta_mixture(per_sample, stream_seed(options_.seed, kMixtureStream) + static_cast<uint64_t>(epoch));
+      mixture::fit_beta_mixture(per_sample, stream_seed(common_.seed, kMixtureStream) + static_cast<uint64_t>(epoch));
   const data::SplitQuality q = data::split_quality(mix.clean, correspondence_.clean);
   const int64_t n_clean = std::count(mix.clean.begin(), mix.clean.end(), 1);
   epoch_info_.stats["clean_size"] = static_cast<double>(n_clean);
@@ -165,7 +172,7 @@ std::vector<std::vector<int64_t>> RcslMethod::epoch_plan(int64_t epoch) const {
   std::vector<double> u;
   if (!options_.paired_only_triplet && !keep_all_unpaired) {
     // re_sort: each unpaired caption kept with probability unpaired_keep (the code: random() > 0.8).
-    Generator gen(stream_seed(options_.seed, kKeepStream));
+    Generator gen(stream_seed(common_.seed, kKeepStream));
     gen.set_state({gen.seed(), static_cast<uint64_t>(epoch) << kEpochOffsetBits});
     u = rand({n_cap}, DType::Float64, Device::cpu(), &gen).to_vector<double>();
   }
@@ -178,8 +185,8 @@ std::vector<std::vector<int64_t>> RcslMethod::epoch_plan(int64_t epoch) const {
   }
   if (captions.empty()) return {};
   data::BatcherOptions o;
-  o.batch_size = options_.batch_size;
-  o.seed = stream_seed(options_.seed, kPlanStream);
+  o.batch_size = common_.batch_size;
+  o.seed = stream_seed(common_.seed, kPlanStream);
   std::vector<std::vector<int64_t>> plan =
       data::Batcher(*data_.train, o, correspondence_.caption_to_row, captions).epoch_plan(epoch);
   // train_emb sorts each batch paired-first (tindex + findex).
@@ -189,24 +196,24 @@ std::vector<std::vector<int64_t>> RcslMethod::epoch_plan(int64_t epoch) const {
 }
 
 EpochInfo RcslMethod::begin_epoch(int64_t epoch) {
-  REMATCH_CHECK(epoch >= 0 && epoch < options_.num_epochs, name(), ": epoch ", epoch, " is outside [0, ",
-                options_.num_epochs, ")");
+  REMATCH_CHECK(epoch >= 0 && epoch < common_.num_epochs, name(), ": epoch ", epoch, " is outside [0, ",
+                common_.num_epochs, ")");
   epoch_ = epoch;
   epoch_info_ = EpochInfo{};
-  const bool warmup = options_.noisy_correspondence && epoch < options_.warmup_epochs;
+  const bool warmup = noisy_ && epoch < warmup_epochs_;
   epoch_info_.phase = warmup ? "warmup" : stage_name(mining(epoch));
   // train.py: at MineEpoch the optimizer is re-created (lr back to the base rate, moments reset).
   if (stage_of(epoch) != stage_) new_optimizer(stage_of(epoch));
 
   // --no_rcm (Table 4's "RCSL w/o RCM"): nothing uses the bank, so none is built.
   const bool build_bank =
-      mining(epoch) && mines_pairs() && (bank_.empty() || options_.refresh_bank_every_epoch);
+      mining(epoch) && mines_pairs() && (bank_.empty() || (options_.bank_refresh == BankRefresh::Epoch));
   Tensor image_embs, caption_embs;
-  if ((options_.noisy_correspondence && !warmup) || build_bank) {
+  if ((noisy_ && !warmup) || build_bank) {
     image_embs = encode_train_images();
-    caption_embs = rcsl::encode_all_captions(*model_, *data_.train, options_.eval_block);
+    caption_embs = rcsl::encode_all_captions(*model_, *data_.train, common_.eval_batch);
   }
-  if (!options_.noisy_correspondence)
+  if (!noisy_)
     labels_ = correspondence_.clean;
   else if (warmup)
     labels_.assign(static_cast<size_t>(data_.train->num_captions()), 1);
@@ -254,7 +261,7 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
   // View 0: the batch's pairs, augmented (§3.1).
   Tensor regions = to(train.images(rows), options_.dtype), region_lengths = full_lengths(batch, train.num_regions());
   auto [ids, lengths] = caption_batch(train, captions);
-  if (options_.augment) {
+  if (!options_.no_augment) {
     const models::PaddedBatch r = models::augment_region_batch(regions, Tensor(), augment_gen_);
     const models::PaddedBatch t =
         models::augment_caption_batch(ids, lengths, data_.vocab.size(), mask_id_, augment_gen_);
@@ -271,10 +278,10 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
   result.parts["paired"] = static_cast<double>(num_paired);
   std::vector<std::pair<std::string, Tensor>> terms;
   if (num_paired > 0) {
-    if (options_.trl)
+    if (!options_.no_trl)
       terms.emplace_back("trl", rcsl::paired_triplet_loss(models::VseModel::similarity(view0.images, view0.captions),
                                                           num_paired, options_.margin));
-    if (!options_.paired_only_triplet && options_.reg)
+    if (!options_.paired_only_triplet && !options_.no_reg)
       terms.emplace_back("reg", rcsl::regularization_loss(view0.images, view0.captions, num_paired));
   }
   if (mining(epoch) && mines_pairs()) {
@@ -292,8 +299,8 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
                         to(mined_ids, device_), mined_lengths);
     const rcsl::RcmTerms rcm =
         rcsl::rcm_terms(view0.images, view0.captions, view1.images, view1.captions, num_paired, options_.tau);
-    if (options_.rcm_t) terms.emplace_back("rcm_t", rcm.t);
-    if (options_.rcm_v) terms.emplace_back("rcm_v", rcm.v);
+    if (rcm_t_) terms.emplace_back("rcm_t", rcm.t);
+    if (rcm_v_) terms.emplace_back("rcm_v", rcm.v);
   }
   if (terms.empty()) return result;  // no paired sample and no mining: train_emb skips the update
 
@@ -311,7 +318,7 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
   check_finite_loss(name(), epoch, step, "total", result.loss);
   optimizer_->zero_grad();
   backward(loss);
-  clip_checked_gradients(name(), epoch, step, model_->parameters(), options_.grad_clip);
+  clip_checked_gradients(name(), epoch, step, model_->parameters(), common_.grad_clip);
   optimizer_->step();
   return result;
 }
@@ -323,14 +330,14 @@ void RcslMethod::end_epoch(int64_t epoch) {
 
 EvalResult RcslMethod::validate() {
   const data::PrecompDataset& dev = *data_.dev;
-  const Tensor sims = rcsl::split_similarities(*model_, dev, options_.eval_block);
+  const Tensor sims = rcsl::split_similarities(*model_, dev, common_.eval_batch);
   return eval_result(eval::retrieval_metrics(sims, dev.captions_per_image()), "dev");
 }
 
 EvalResult RcslMethod::test() {
   const data::PrecompDataset& t = *data_.test;
-  const Tensor sims = rcsl::split_similarities(*model_, t, options_.eval_block);
-  return test_result(sims, t.captions_per_image(), config_);
+  const Tensor sims = rcsl::split_similarities(*model_, t, common_.eval_batch);
+  return test_result(sims, t.captions_per_image(), common_);
 }
 
 void RcslMethod::save_state(TrainingState& s) const {
@@ -400,8 +407,8 @@ void RcslMethod::write_run_files(const std::string& dir) { data::save_noise(corr
 
 std::string RcslMethod::results_notes() const {
   std::ostringstream s;
-  if (options_.noisy_correspondence)
-    s << "- rcsl-nc: " << correspondence_.source << "; " << options_.warmup_epochs
+  if (noisy_)
+    s << "- rcsl-nc: " << correspondence_.source << "; " << warmup_epochs_
       << " warm-up epochs, then a per-epoch Beta-mixture split (clean => paired, our reading of the paper)\n";
   else
     s << "- semi-paired split: " << correspondence_.source << ", "
@@ -420,9 +427,44 @@ std::vector<EpochStat> RcslMethod::epoch_stats() const {
           {"bank_t2i_accuracy", 3, false, false, true}};
 }
 
-std::unique_ptr<Method> make_rcsl_method(const TrainConfig& config, std::ostream& log) {
-  const RcslOptions options = rcsl_options(config);
-  return std::make_unique<RcslMethod>(config, options, log);
+namespace {
+
+// rcsl or rcsl-nc: the precomp data, with <mask> appended to the vocabulary unless the embedding comes from GloVe
+// (<unk> masks then, §3.1).
+MethodSpec rcsl_spec(bool noisy) {
+  MethodSpec s;
+  s.name = noisy ? "rcsl-nc" : "rcsl";
+  s.summary = noisy ? "RCSL on noisy correspondence: a per-epoch Beta-mixture split makes the semi-paired labels "
+                      "(our reading of the paper's paragraph)"
+                    : "RCSL, robust cross-modal semi-paired learning (AAAI'26), on a VSE model";
+  s.doc = "docs/methods/rcsl.md";
+  s.layout = DataLayout::Precomp;
+  s.presets = {"f30k", "coco", "cc152k"};
+  s.tables = {&rcsl_flags()};
+  s.defaults = rcsl_defaults(noisy);
+  s.require = require_rcsl;
+  s.check = check_rcsl;
+  s.make = make_with<RcslOptions, PairsData>(
+      [](const CommonOptions& c, const RcslOptions& o, std::ostream& log) {
+        return load_pairs_data(c, o.word_vectors.empty(), log);
+      },
+      [](const CommonOptions& c, const RcslOptions& o, PairsData data, std::ostream& log) -> std::unique_ptr<Method> {
+        return std::make_unique<RcslMethod>(c, o, std::move(data), log);
+      });
+  return s;
 }
+
+}  // namespace
+
+const MethodSpec& rcsl_method_spec() {
+  static const MethodSpec spec = rcsl_spec(false);
+  return spec;
+}
+
+const MethodSpec& rcsl_nc_method_spec() {
+  static const MethodSpec spec = rcsl_spec(true);
+  return spec;
+}
+
 
 }  // namespace rematch::train

@@ -57,11 +57,12 @@ namespace rematch::train {
 
 class RcslMethod : public Method {
  public:
-  // Loads the data (errors before any training) and builds the model. `log` must outlive the method.
-  RcslMethod(const TrainConfig& config, const RcslOptions& options, std::ostream& log);
+  // Builds the model on the loaded data (load_pairs_data). rcsl or rcsl-nc follows common.method. `log` must
+  // outlive the method.
+  RcslMethod(const CommonOptions& common, const RcslOptions& options, PairsData data, std::ostream& log);
 
-  std::string name() const override { return config_.method; }
-  int64_t num_epochs() const override { return options_.num_epochs; }
+  std::string name() const override { return common_.method; }
+  int64_t num_epochs() const override { return common_.num_epochs; }
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
   void end_epoch(int64_t epoch) override;
@@ -93,7 +94,7 @@ class RcslMethod : public Method {
   enum class Stage { Learning, Mining };
   bool mining(int64_t epoch) const;
   // Whether the mining stage uses pseudo pairs at all (not with --no_rcm).
-  bool mines_pairs() const { return options_.rcm_t || options_.rcm_v; }
+  bool mines_pairs() const { return rcm_t_ || rcm_v_; }
   Stage stage_of(int64_t epoch) const { return mining(epoch) ? Stage::Mining : Stage::Learning; }
   // A fresh AdamW at --learning_rate and the stage's MultiStepLR (see rcsl_method.cpp).
   void new_optimizer(Stage stage);
@@ -101,8 +102,12 @@ class RcslMethod : public Method {
   std::vector<std::vector<int64_t>> epoch_plan(int64_t epoch) const;
   Tensor encode_train_images();
 
-  TrainConfig config_;
+  CommonOptions common_;
   RcslOptions options_;
+  bool noisy_;               // rcsl-nc
+  uint64_t split_seed_;      // rcsl: --noise_seed, else the code's 123
+  int64_t warmup_epochs_;    // rcsl-nc's --warmup_epoch; 0 for rcsl
+  bool rcm_t_, rcm_v_;       // the mining terms the ablations keep
   std::ostream& log_;
   PairsData data_;
   data::Correspondence correspondence_;
@@ -122,7 +127,8 @@ class RcslMethod : public Method {
   EpochInfo epoch_info_;
 };
 
-// rcsl or rcsl-nc from a resolved config (rcsl_options with its checks, then the data and the model).
-std::unique_ptr<Method> make_rcsl_method(const TrainConfig& config, std::ostream& log);
+// The specs of rcsl and rcsl-nc (make_method.cpp registers them).
+const MethodSpec& rcsl_method_spec();
+const MethodSpec& rcsl_nc_method_spec();
 
 }  // namespace rematch::train

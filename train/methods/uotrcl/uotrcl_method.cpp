@@ -54,29 +54,52 @@ EpochInfo stats_from_json(const std::string& text, const std::string& source) {
 
 }  // namespace
 
-UotrclMethod::UotrclMethod(const UotrclOptions& options, data::LabeledDataset data, std::ostream& log)
-    : options_(options), data_(std::move(data)), log_(log), num_classes_(data_.num_classes),
-      shuffle_gen_(options.seed + 1) {
+namespace {
+
+data::LabelNoise label_noise(const CommonOptions& c) {
+  const NoiseMode mode = c.noise_mode.value_or(NoiseMode::Symmetric);
+  REMATCH_CHECK(mode == NoiseMode::Symmetric || mode == NoiseMode::Mrl,
+                "uotrcl: --noise_mode must be one of symmetric, mrl (got '", noise_mode_name(mode), "')");
+  return mode == NoiseMode::Mrl ? data::LabelNoise::mrl : data::LabelNoise::symmetric;
+}
+
+}  // namespace
+
+UotrclMethod::UotrclMethod(const CommonOptions& common, const UotrclOptions& options, data::LabeledDataset data,
+                           std::ostream& log)
+    : common_(common), options_(options), noise_mode_(label_noise(common)),
+      noise_seed_(common.noise_seed < 0 ? common.seed : static_cast<uint64_t>(common.noise_seed)),
+      knn_(options.knn), device_(common.device.device()), data_(std::move(data)), log_(log),
+      num_classes_(data_.num_classes), shuffle_gen_(common.seed + 1) {
+  label_correction_.epsilon = options_.lc_eps;
+  label_correction_.max_iter = options_.lc_iters;
+  label_correction_.relative = options_.lc_eps_scale == EpsilonScale::Mean;
+  label_correction_.corner = options_.lc_corner;
+  label_correction_.tol = options_.lc_tol;
+  relation_.epsilon = options_.rel_eps;
+  relation_.max_iter = options_.rel_iters;
+  relation_.normalize_cost = options_.rel_cost_norm == CostNorm::Mean;
+  relation_.tol = options_.rel_tol;
   const int64_t n = data_.train.size();
   REMATCH_CHECK(n > 1 && num_classes_ > 0, "uotrcl: ", data_.source, " has ", n, " training pairs and ",
                 num_classes_, " classes; at least 2 pairs and 1 class are needed");
   // 𝒦 ≈ 5 % of the training set (UOT-RCL §V-B: 10 / 200 / 150) unless given.
-  if (options_.knn == -1) options_.knn = std::max<int64_t>(1, std::llround(0.05 * static_cast<double>(n)));
-  REMATCH_CHECK(options_.knn >= 1 && options_.knn < n, "uotrcl: --knn = ", options_.knn,
+  if (knn_ == -1) knn_ = std::max<int64_t>(1, std::llround(0.05 * static_cast<double>(n)));
+  REMATCH_CHECK(knn_ >= 1 && knn_ < n, "uotrcl: --knn = ", knn_,
                 " neighbours need 1..N-1 with N = ", n, " training pairs (", data_.source, ")");
-  REMATCH_CHECK(options_.warmup_epochs >= 0 && options_.warmup_epochs <= options_.num_epochs,
-                "uotrcl: warm-up epochs ", options_.warmup_epochs, " must lie in 0..num_epochs = ",
-                options_.num_epochs);
+  REMATCH_CHECK(common_.warmup_epoch >= 0 && common_.warmup_epoch <= common_.num_epochs,
+                "uotrcl: warm-up epochs ", common_.warmup_epoch, " must lie in 0..num_epochs = ",
+                common_.num_epochs);
   REMATCH_CHECK(data_.valid.size() > 0 && data_.test.size() > 0, "uotrcl: ", data_.source,
                 " needs non-empty valid and test splits (valid ", data_.valid.size(), ", test ", data_.test.size(),
                 ")");
-  if (!options_.noise_file.empty()) {
-    noisy_ = data::load_label_noise_file(options_.noise_file, data_.train, num_classes_, options_.noise_mode);
+  if (!common_.noise_file.empty()) {
+    noisy_ = data::load_label_noise_file(common_.noise_file, data_.train, num_classes_, noise_mode_);
   } else {
-    noisy_ = data::inject_label_noise(data_.train, num_classes_, options_.noise_ratio, options_.noise_mode,
-                                      options_.noise_seed);
+    noisy_ = data::inject_label_noise(data_.train, num_classes_, common_.noise_ratio, noise_mode_,
+                                      noise_seed_);
   }
-  const Device dev = options_.device;
+  const Device dev = device_;
   REMATCH_CHECK(options_.dtype == DType::Float32 || options_.dtype == DType::Float64,
                 "uotrcl: the model dtype must be float32 or float64");
   train_images_ = kernels::cast(kernels::to_device(data_.train.images, dev), options_.dtype);
@@ -94,32 +117,32 @@ UotrclMethod::UotrclMethod(const UotrclOptions& options, data::LabeledDataset da
   mc.hidden_dim = options_.hidden_dim;
   mc.output_dim = options_.output_dim;
   mc.num_classes = num_classes_;
-  Generator init_gen(options_.seed);
+  Generator init_gen(common_.seed);
   model_ = std::make_unique<models::MlpPrototypeModel>(mc, options_.dtype, &init_gen);
   model_->to(dev);
-  optimizer_ = std::make_unique<nn::Adam>(model_->parameters(), options_.learning_rate);
+  optimizer_ = std::make_unique<nn::Adam>(model_->parameters(), common_.learning_rate);
 
   std::ostringstream line;  // formatted apart, so the caller's stream keeps its own precision
   line << std::setprecision(4) << "uotrcl: " << data_.source << ": " << n << " training pairs, " << num_classes_
        << " classes, dims " << mc.img_dim << "/" << mc.txt_dim << "; training labels " << noisy_.source << ", "
-       << agreement(noisy_.image_labels, clean_labels()) << " of them correct; " << options_.warmup_epochs
-       << " warm-up epochs of " << options_.num_epochs << " on " << dev.str() << "\n";
+       << agreement(noisy_.image_labels, clean_labels()) << " of them correct; " << common_.warmup_epoch
+       << " warm-up epochs of " << common_.num_epochs << " on " << dev.str() << "\n";
   log_ << line.str();
 }
 
 Tensor UotrclMethod::batch_rows(int64_t step) const {
-  const int64_t n = static_cast<int64_t>(order_.size()), B = options_.batch_size;
+  const int64_t n = static_cast<int64_t>(order_.size()), B = common_.batch_size;
   const int64_t start = step * B;
   REMATCH_CHECK(step >= 0 && start < n, "uotrcl: step ", step, " is past the ", (n + B - 1) / B,
                 " steps of the epoch");
   const std::vector<int64_t> rows(order_.begin() + start, order_.begin() + std::min(n, start + B));
-  return kernels::to_device(from_vector(rows), options_.device);
+  return kernels::to_device(from_vector(rows), device_);
 }
 
 UotrclMethod::Embeddings UotrclMethod::embed(const data::LabeledSplit& split) {
   NoGradGuard no_grad;
-  const Device dev = options_.device;
-  const int64_t n = split.size(), block = options_.eval_batch;
+  const Device dev = device_;
+  const int64_t n = split.size(), block = common_.eval_batch;
   TensorList zv, zt;
   for (int64_t r0 = 0; r0 < n; r0 += block) {
     const int64_t b = std::min(block, n - r0);
@@ -135,19 +158,19 @@ void UotrclMethod::correct_labels(int64_t epoch) {
   NoGradGuard no_grad;
   const Embeddings e = embed(data_.train);
   const Tensor p_v = model_->class_probs(e.z_v, options_.tau1), p_t = model_->class_probs(e.z_t, options_.tau1);
-  const double s = uotrcl::transported_mass(epoch, options_.warmup_epochs, options_.num_epochs, options_.s_start,
+  const double s = uotrcl::transported_mass(epoch, common_.warmup_epoch, common_.num_epochs, options_.s_start,
                                             options_.s_end);
   // Steps a–d of docs/methods/uotrcl.md §4.3 with the targets as they stand, then the Eq. (9) update for next epoch.
   // 𝒢 by JSD (Eq. 5), or with --confident_set random as many pairs drawn uniformly (the ablation), from a
   // stream of their own per epoch so that nothing else the run draws moves.
   std::vector<int64_t> G = uotrcl::confident_set(p_v, p_t, options_.confident_per_class);
-  if (options_.random_confident) {
-    Generator gen(options_.seed ^ 0xC0F1DE47C0F1DE47ull);
+  if ((options_.confident_set == ConfidentSet::Random)) {
+    Generator gen(common_.seed ^ 0xC0F1DE47C0F1DE47ull);
     gen.set_state({gen.seed(), static_cast<uint64_t>(epoch) << 40});
     G = uotrcl::random_confident_set(e.z_v.size(0), static_cast<int64_t>(G.size()), gen);
   }
-  const uotrcl::ConsistentCost cc = uotrcl::cross_modal_consistent_cost(e.z_v, e.z_t, targets_, G, options_.knn);
-  const uotrcl::LabelCorrection lc = uotrcl::correct_labels(cc.cost, s, options_.label_correction);
+  const uotrcl::ConsistentCost cc = uotrcl::cross_modal_consistent_cost(e.z_v, e.z_t, targets_, G, knn_);
+  const uotrcl::LabelCorrection lc = uotrcl::correct_labels(cc.cost, s, label_correction_);
   corrected_ = lc.corrected;
   confident_ = cc.confident;
   if (options_.target_update == TargetUpdate::Epoch)
@@ -179,19 +202,19 @@ void UotrclMethod::correct_labels(int64_t epoch) {
 }
 
 EpochInfo UotrclMethod::begin_epoch(int64_t epoch) {
-  REMATCH_CHECK(epoch >= 0 && epoch < options_.num_epochs, "uotrcl: epoch ", epoch, " is outside 0..",
-                options_.num_epochs - 1);
+  REMATCH_CHECK(epoch >= 0 && epoch < common_.num_epochs, "uotrcl: epoch ", epoch, " is outside 0..",
+                common_.num_epochs - 1);
   epoch_ = epoch;
   const int64_t n = data_.train.size();
   order_ = randperm(n, Device::cpu(), &shuffle_gen_).to_vector<int64_t>();  // MRL: shuffle, keep the last batch
   // --lr_update: ×0.1 every lr_update epochs (0 = constant, UOT-RCL states no schedule).
-  if (options_.lr_update > 0)
-    optimizer_->set_lr(options_.learning_rate * std::pow(0.1, static_cast<double>(epoch / options_.lr_update)));
+  if (common_.lr_update > 0)
+    optimizer_->set_lr(common_.learning_rate * std::pow(0.1, static_cast<double>(epoch / common_.lr_update)));
   info_ = EpochInfo();
-  info_.steps = (n + options_.batch_size - 1) / options_.batch_size;
+  info_.steps = (n + common_.batch_size - 1) / common_.batch_size;
   info_.stats["noisy_accuracy"] = 0.5 * (agreement(noisy_.image_labels, clean_labels()) +
                                          agreement(noisy_.text_labels, data_.train.text_labels));
-  if (epoch < options_.warmup_epochs) {
+  if (epoch < common_.warmup_epoch) {
     info_.phase = "warmup";
   } else {
     info_.phase = "main";
@@ -220,16 +243,16 @@ StepResult UotrclMethod::train_step(int64_t epoch, int64_t step) {
   } else {
     // Eq. (19) L = L_PLC + λ L_BHG, less the term an ablation drops (--no_plc, --no_bhg).
     Tensor plc, plan;
-    if (options_.plc) plc = uotrcl::plc_loss(logits_v, logits_t, index_select(corrected_, 0, rows));
-    if (options_.bhg) {
+    if (!options_.no_plc) plc = uotrcl::plc_loss(logits_v, logits_t, index_select(corrected_, 0, rows));
+    if (!options_.no_bhg) {
       // The relation plan is a fixed target (Eqs. 16–17): the batch against the current embeddings of G.
       NoGradGuard no_grad;
-      const Tensor G = kernels::to_device(from_vector(confident_), options_.device);
+      const Tensor G = kernels::to_device(from_vector(confident_), device_);
       const Tensor g_v = model_->encode_images(index_select(train_images_, 0, G));
       const Tensor g_t = model_->encode_texts(index_select(train_texts_, 0, G));
       const Tensor cost = uotrcl::relation_cost(uotrcl::relation_vectors(z_v.detach(), g_v, options_.tau2),
                                                 uotrcl::relation_vectors(z_t.detach(), g_t, options_.tau2));
-      plan = uotrcl::relation_plan(cost, options_.relation).plan;
+      plan = uotrcl::relation_plan(cost, relation_).plan;
     }
     if (plc.defined()) {
       loss = plc;
@@ -256,7 +279,7 @@ StepResult UotrclMethod::train_step(int64_t epoch, int64_t step) {
   }
   optimizer_->zero_grad();
   backward(loss);
-  clip_checked_gradients(name(), epoch, step, model_->parameters(), options_.grad_clip);
+  clip_checked_gradients(name(), epoch, step, model_->parameters(), common_.grad_clip);
   optimizer_->step();
   // MRL renormalises the prototype columns at the top of every batch; doing it right after each update gives
   // the same iterates and leaves the parameters untouched until the loss has passed the finite check.
@@ -320,10 +343,10 @@ void UotrclMethod::load_state(const TrainingState& state) {
   REMATCH_CHECK(static_cast<int64_t>(order_.size()) == data_.train.size() || order_.empty(), "uotrcl: ",
                 state.source(), " holds a batch order of ", order_.size(), " rows for ", data_.train.size(),
                 " training pairs");
-  targets_ = kernels::to_device(kernels::cast(state.get_tensor("uotrcl.targets"), options_.dtype), options_.device);
+  targets_ = kernels::to_device(kernels::cast(state.get_tensor("uotrcl.targets"), options_.dtype), device_);
   corrected_ = state.has_tensor("uotrcl.corrected")
                    ? kernels::to_device(kernels::cast(state.get_tensor("uotrcl.corrected"), options_.dtype),
-                                        options_.device)
+                                        device_)
                    : Tensor();
 }
 
@@ -355,9 +378,28 @@ std::string UotrclMethod::results_notes() const {
 
 void UotrclMethod::write_run_files(const std::string& dir) { data::save_label_noise(noisy_, dir); }
 
-std::unique_ptr<Method> make_uotrcl_method(const TrainConfig& config, std::ostream& log) {
-  const UotrclOptions options = uotrcl_options(config);
-  return std::make_unique<UotrclMethod>(options, data::load_labeled(options.data_path, options.valid_len), log);
+const MethodSpec& uotrcl_method_spec() {
+  static const MethodSpec spec = [] {
+    MethodSpec s;
+    s.name = "uotrcl";
+    s.summary = "UOT-RCL, unified optimal transport for retrieval with noisy labels, on an MLP with class prototypes";
+    s.doc = "docs/methods/uotrcl.md";
+    s.layout = DataLayout::Labelled;
+    s.presets = {"wiki", "nus", "xmedianet"};
+    s.tables = {&uotrcl_flags()};
+    s.defaults = uotrcl_defaults();
+    s.check = check_uotrcl;
+    s.make = make_with<UotrclOptions, data::LabeledDataset>(
+        [](const CommonOptions& c, const UotrclOptions&, std::ostream&) {
+          return data::load_labeled(c.data_path, c.valid_len);
+        },
+        [](const CommonOptions& c, const UotrclOptions& o, data::LabeledDataset data,
+           std::ostream& log) -> std::unique_ptr<Method> {
+          return std::make_unique<UotrclMethod>(c, o, std::move(data), log);
+        });
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace rematch::train

@@ -24,17 +24,20 @@
 #include "train/data/labeled_dataset.h"
 #include "train/methods/method.h"
 #include "train/methods/train_config.h"
+#include "train/methods/uotrcl/label_correction.h"
+#include "train/methods/uotrcl/uotrcl_losses.h"
 #include "train/methods/uotrcl/uotrcl_options.h"
 
 namespace rematch::train {
 
 class UotrclMethod : public Method {
  public:
-  // `data` already loaded; the noisy labels are drawn (or read from noise_file) here.
-  UotrclMethod(const UotrclOptions& options, data::LabeledDataset data, std::ostream& log);
+  // `data` already loaded (data::load_labeled); the noisy labels are drawn (or read from --noise_file) here.
+  UotrclMethod(const CommonOptions& common, const UotrclOptions& options, data::LabeledDataset data,
+               std::ostream& log);
 
   std::string name() const override { return "uotrcl"; }
-  int64_t num_epochs() const override { return options_.num_epochs; }
+  int64_t num_epochs() const override { return common_.num_epochs; }
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
   void end_epoch(int64_t epoch) override;
@@ -73,7 +76,14 @@ class UotrclMethod : public Method {
   void correct_labels(int64_t epoch);
   Tensor batch_rows(int64_t step) const;  // int64 [b] training rows of `step` on the device
 
+  CommonOptions common_;
   UotrclOptions options_;
+  data::LabelNoise noise_mode_;
+  uint64_t noise_seed_;                   // --noise_seed, else --seed
+  int64_t knn_;                           // 𝒦 (--knn; 5 % of the training set when -1)
+  Device device_;
+  uotrcl::LabelCorrectionOptions label_correction_;
+  uotrcl::RelationOtOptions relation_;
   data::LabeledDataset data_;
   data::NoisyLabels noisy_;
   std::ostream& log_;
@@ -93,6 +103,7 @@ class UotrclMethod : public Method {
   std::vector<int64_t> confident_;        // G (Eq. 5)
 };
 
-std::unique_ptr<Method> make_uotrcl_method(const TrainConfig& config, std::ostream& log);
+// The spec of uotrcl (make_method.cpp registers it).
+const MethodSpec& uotrcl_method_spec();
 
 }  // namespace rematch::train

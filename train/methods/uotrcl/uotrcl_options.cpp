@@ -1,13 +1,80 @@
 #include "train/methods/uotrcl/uotrcl_options.h"
 
-#include <cmath>
-#include <utility>
+#include "tensor/error.h"
+#include "train/methods/train_config.h"
 
 namespace rematch::train {
 namespace {
 
-template <typename T> void require(bool ok, const char* flag, const T& value, const char* what) {
-  REMATCH_CHECK(ok, "uotrcl: --", flag, " = ", value, " ", what);
+using Json = nlohmann::json;
+
+OptionTable make_uotrcl_flags() {
+  FlagTable<UotrclOptions> t(
+      "UOT-RCL (--method uotrcl; docs/methods/uotrcl.md)",
+      [](TrainConfig& c) -> UotrclOptions& { return c.options<UotrclOptions>(); },
+      [](const TrainConfig& c) -> const UotrclOptions& { return c.options<UotrclOptions>(); });
+  const std::string paper = "UOT-RCL §V-B";
+  t.integer("hidden_dim", &UotrclOptions::hidden_dim, "UOT-RCL MLP width")
+      .at_least(1)
+      .from("MRL's three fully connected layers (methods/uotrcl.md §4.2)");
+  t.integer("output_dim", &UotrclOptions::output_dim, "UOT-RCL common space size")
+      .at_least(1)
+      .from(paper + " \"The dimension of common space L is set as 512\"");
+  t.integer("confident_per_class", &UotrclOptions::confident_per_class, "UOT-RCL confident samples per class")
+      .at_least(1)
+      .from(paper);
+  t.integer("knn", &UotrclOptions::knn, "UOT-RCL neighbours 𝒦 (default per preset, else 5% of the training set)")
+      .at_least(1)
+      .or_value(-1, "5 % of the training set");
+  t.real("gamma", &UotrclOptions::gamma, "UOT-RCL target moving average").at_least(0).at_most(1).from(paper);
+  t.real("lambda_bhg", &UotrclOptions::lambda_bhg, "UOT-RCL weight of L_BHG").at_least(0).from(paper);
+  t.real("tau1", &UotrclOptions::tau1, "UOT-RCL prototype temperature").above(0).from(paper);
+  t.real("tau2", &UotrclOptions::tau2, "UOT-RCL relation temperature").above(0).from(paper);
+  t.real("tau3", &UotrclOptions::tau3, "UOT-RCL cross-modal temperature").above(0).from(paper);
+  t.real("s_start", &UotrclOptions::s_start, "UOT-RCL transported mass at the first main epoch")
+      .above(0)
+      .at_most(1)
+      .from(paper + " \"linearly increased from 0.2 to 0.8\"");
+  t.real("s_end", &UotrclOptions::s_end, "UOT-RCL transported mass at the last epoch")
+      .above(0)
+      .at_most(1)
+      .from(paper + " \"linearly increased from 0.2 to 0.8\"");
+  t.real("lc_eps", &UotrclOptions::lc_eps, "UOT-RCL label-correction Sinkhorn ε (docs/uotrcl-choices.md)").above(0);
+  t.integer("lc_iters", &UotrclOptions::lc_iters, "UOT-RCL label-correction Sinkhorn iterations")
+      .at_least(1)
+      .from("ours: not published; chosen by the study in docs/uotrcl-choices.md");
+  t.choice<EpsilonScale>("lc_eps_scale", &UotrclOptions::lc_eps_scale,
+                         {{EpsilonScale::Fixed, "fixed"}, {EpsilonScale::Mean, "mean"}},
+                         "UOT-RCL label-correction ε: fixed (cost units) | mean (× mean cost)")
+      .from("ours: docs/uotrcl-choices.md");
+  t.real("lc_corner", &UotrclOptions::lc_corner, "UOT-RCL price of the dummy corner (> 0 removes Eq. 13's slack)")
+      .at_least(0)
+      .from("ours: Eq. 13 as written (docs/uotrcl-choices.md)");
+  t.real("rel_eps", &UotrclOptions::rel_eps, "UOT-RCL relation OT ε (docs/uotrcl-choices.md)").above(0);
+  t.integer("rel_iters", &UotrclOptions::rel_iters, "UOT-RCL relation OT iterations")
+      .at_least(1)
+      .from("ours: not published; chosen by the study in docs/uotrcl-choices.md");
+  t.choice<CostNorm>("rel_cost_norm", &UotrclOptions::rel_cost_norm,
+                     {{CostNorm::Mean, "mean"}, {CostNorm::None, "none"}},
+                     "UOT-RCL relation OT cost: mean (divided by its mean) | none")
+      .from("ours: docs/uotrcl-choices.md");
+  t.choice<TargetUpdate>("target_update", &UotrclOptions::target_update,
+                         {{TargetUpdate::Epoch, "epoch"}, {TargetUpdate::Batch, "batch"}},
+                         "UOT-RCL target moving average (Eq. 9): epoch | batch")
+      .from("ours: our reading of Eq. 9 (docs/uotrcl-choices.md)");
+  t.on_off("no_plc", &UotrclOptions::no_plc, "UOT-RCL ablation: drop L_PLC (Eq. 15); the main loss is lambda_bhg L_BHG")
+      .is_ablation()
+      .from("off: the full method, Eq. 19 (the ablation drops L_PLC, Table IV)");
+  t.on_off("no_bhg", &UotrclOptions::no_bhg, "UOT-RCL ablation: drop L_BHG (Eq. 18); the main loss is L_PLC")
+      .is_ablation()
+      .from("off: the full method, Eq. 19 (the ablation drops L_BHG, Table IV)");
+  t.choice<std::optional<ConfidentSet>>(
+       "confident_set", &UotrclOptions::confident_set,
+       {{std::nullopt, ""}, {ConfidentSet::Jsd, "jsd"}, {ConfidentSet::Random, "random"}},
+       "UOT-RCL confident set G: jsd (Eq. 5, default) | random (as many training pairs drawn uniformly: the "
+       "ablation)")
+      .is_ablation();
+  return finish_table(t.table());
 }
 
 }  // namespace
@@ -20,79 +87,45 @@ TargetUpdate parse_target_update(const std::string& name) {
 
 const char* target_update_name(TargetUpdate update) { return update == TargetUpdate::Epoch ? "epoch" : "batch"; }
 
-UotrclOptions uotrcl_options(const TrainConfig& c) {
-  UotrclOptions o;
-  require(!c.data_path.empty(), "data_path", "\"\"", "is required (an HDF5 file or a folder of .npy files)");
-  o.data_path = c.data_path;
-  o.valid_len = c.valid_len;
-  require(c.noise_ratio >= 0 && c.noise_ratio <= 1, "noise_ratio", c.noise_ratio, "must lie in [0, 1]");
-  o.noise_ratio = c.noise_ratio;
-  o.noise_file = c.noise_file;
-  o.noise_mode = data::parse_label_noise(c.noise_mode);
-  o.seed = c.seed;
-  o.noise_seed = c.noise_seed < 0 ? c.seed : static_cast<uint64_t>(c.noise_seed);
-  o.device = c.device.device();
-  require(c.batch_size > 0, "batch_size", c.batch_size, "must be positive");
-  o.batch_size = c.batch_size;
-  require(c.num_epochs > 0, "num_epochs", c.num_epochs, "must be positive (warm-up epochs included)");
-  o.num_epochs = c.num_epochs;
-  require(c.warmup_epoch >= 0 && c.warmup_epoch <= c.num_epochs, "warmup_epoch", c.warmup_epoch,
-          "must lie in 0..num_epochs (the warm-up is inside num_epochs for uotrcl)");
-  o.warmup_epochs = c.warmup_epoch;
-  require(std::isfinite(c.learning_rate) && c.learning_rate > 0, "learning_rate", c.learning_rate,
-          "must be finite and positive");
-  o.learning_rate = c.learning_rate;
-  require(c.lr_update >= 0, "lr_update", c.lr_update, "must be >= 0 (0 = a constant learning rate)");
-  o.lr_update = c.lr_update;
-  require(c.grad_clip >= 0, "grad_clip", c.grad_clip, "must be >= 0 (0 = off)");
-  o.grad_clip = c.grad_clip;
-  require(c.eval_batch > 0, "eval_batch", c.eval_batch, "must be positive");
-  o.eval_batch = c.eval_batch;
-  require(c.hidden_dim > 0, "hidden_dim", c.hidden_dim, "must be positive");
-  require(c.output_dim > 0, "output_dim", c.output_dim, "must be positive");
-  o.hidden_dim = c.hidden_dim;
-  o.output_dim = c.output_dim;
-  require(c.confident_per_class > 0, "confident_per_class", c.confident_per_class, "must be positive");
-  o.confident_per_class = c.confident_per_class;
-  require(c.knn > 0 || c.knn == -1, "knn", c.knn, "must be positive, or -1 for 5 % of the training set");
-  o.knn = c.knn;
-  require(c.gamma >= 0 && c.gamma <= 1, "gamma", c.gamma, "must lie in [0, 1]");
-  o.gamma = c.gamma;
-  require(std::isfinite(c.lambda_bhg) && c.lambda_bhg >= 0, "lambda_bhg", c.lambda_bhg, "must be >= 0");
-  o.lambda_bhg = c.lambda_bhg;
-  for (const auto& [flag, v] : {std::pair{"tau1", c.tau1}, std::pair{"tau2", c.tau2}, std::pair{"tau3", c.tau3}})
-    require(std::isfinite(v) && v > 0, flag, v, "must be finite and positive");
-  o.tau1 = c.tau1;
-  o.tau2 = c.tau2;
-  o.tau3 = c.tau3;
-  require(c.s_start > 0 && c.s_start <= 1, "s_start", c.s_start, "must lie in (0, 1]");
-  require(c.s_end > 0 && c.s_end <= 1, "s_end", c.s_end, "must lie in (0, 1]");
-  o.s_start = c.s_start;
-  o.s_end = c.s_end;
-  require(std::isfinite(c.lc_eps) && c.lc_eps > 0, "lc_eps", c.lc_eps, "must be finite and positive");
-  require(c.lc_iters > 0, "lc_iters", c.lc_iters, "must be positive");
-  o.label_correction.epsilon = c.lc_eps;
-  o.label_correction.max_iter = c.lc_iters;
-  require(std::isfinite(c.rel_eps) && c.rel_eps > 0, "rel_eps", c.rel_eps, "must be finite and positive");
-  require(c.rel_iters > 0, "rel_iters", c.rel_iters, "must be positive");
-  o.relation.epsilon = c.rel_eps;
-  o.relation.max_iter = c.rel_iters;
-  require(c.lc_eps_scale == "fixed" || c.lc_eps_scale == "mean", "lc_eps_scale", c.lc_eps_scale,
-          "must be fixed or mean");
-  o.label_correction.relative = c.lc_eps_scale == "mean";
-  require(std::isfinite(c.lc_corner) && c.lc_corner >= 0, "lc_corner", c.lc_corner, "must be >= 0");
-  o.label_correction.corner = c.lc_corner;
-  require(c.rel_cost_norm == "mean" || c.rel_cost_norm == "none", "rel_cost_norm", c.rel_cost_norm,
-          "must be mean or none");
-  o.relation.normalize_cost = c.rel_cost_norm == "mean";
-  o.target_update = parse_target_update(c.target_update);
-  require(c.confident_set.empty() || c.confident_set == "jsd" || c.confident_set == "random", "confident_set",
-          c.confident_set, "must be jsd or random");
-  o.random_confident = c.confident_set == "random";
-  require(!(c.no_plc && c.no_bhg), "no_plc", "true", "with --no_bhg leaves no loss after the warm-up");
-  o.plc = !c.no_plc;
-  o.bhg = !c.no_bhg;
-  return o;
+const OptionTable& uotrcl_flags() {
+  static const OptionTable table = make_uotrcl_flags();
+  return table;
+}
+
+std::vector<Default> uotrcl_defaults() {
+  const std::string paper = "UOT-RCL §V-B";
+  std::vector<Default> d;
+  d.push_back(Default::per_preset("batch_size", {{"wiki", 100}, {"nus", 500}, {"xmedianet", 100}, {"", 100}},
+                                  paper + " \"The batch size is set as 100, 500, and 100\""));
+  d.push_back(Default::always("num_epochs", 100, paper + " \"the training processes contain 100 epochs\" (warm-up "
+                                                         "included)"));
+  d.push_back(Default::always("warmup_epoch", 2, paper + " \"the warm-up training has 2 epochs\""));
+  d.push_back(Default::always("learning_rate", 1e-4, paper + " \"Adam ... 10^-4\""));
+  d.push_back(Default::always("lr_update", 0, "UOT-RCL states no schedule: a constant learning rate"));
+  // 𝒦 ≈ 5 % of the training set; without a preset the method takes 5 % of N.
+  d.push_back(Default::per_preset("knn", {{"wiki", 10}, {"nus", 200}, {"xmedianet", 150}}, paper));
+  d.push_back(Default::per_preset("valid_len", {{"wiki", 231}, {"nus", 5000}, {"xmedianet", 4000}, {"", 0}},
+                                  "MRL `main_noisy.py` (methods/uotrcl.md §4.1)"));
+  d.push_back(Default::always("lc_eps", 0.5, "ours: not published; chosen by the study in docs/uotrcl-choices.md"));
+  d.push_back(Default::always("rel_eps", 0.02, "ours: not published; chosen by the study in docs/uotrcl-choices.md"));
+  d.push_back(Default::always("grad_clip", 0.0, "neither UOT-RCL nor MRL clips"));
+  d.push_back(Default::always("noise_mode", "symmetric",
+                              "MRL's symmetric label noise (methods/uotrcl.md §4.1); `mrl` keeps its K-inclusive "
+                              "draw"));
+  d.push_back(Default::always("confident_set", "jsd",
+                              "the method: 𝒢 holds the samples whose predictions and given labels are closest in "
+                              "JSD; `random` is the \"w/o confident set\" ablation of Table IV"));
+  return d;
+}
+
+void check_uotrcl(const TrainConfig& c) {
+  REMATCH_CHECK(c.warmup_epoch < c.num_epochs, "--warmup_epoch (", c.warmup_epoch,
+                ") must be smaller than --num_epochs (", c.num_epochs, "): UOT-RCL counts warm-up inside");
+  REMATCH_CHECK(c.lr_update >= 0, "--lr_update must be at least 0 (0 = a constant learning rate; got ", c.lr_update,
+                ")");
+  const UotrclOptions& o = c.options<UotrclOptions>();
+  REMATCH_CHECK(!(o.no_plc && o.no_bhg),
+                "--no_plc with --no_bhg leaves no loss after the warm-up (Eq. 19 is L_PLC + λ L_BHG); drop one");
 }
 
 }  // namespace rematch::train
