@@ -13,6 +13,7 @@
 #include "train/cli/demo_command.h"
 #include "train/cli/data_command.h"
 #include "train/cli/retrieve_command.h"
+#include "train/methods/train_config.h"
 
 namespace rematch::cli {
 namespace {
@@ -24,10 +25,11 @@ std::string usage_message(const std::string& what) {
 }  // namespace
 
 Device device_flag(const std::string& spec) {
+  // Parsed as `rematch train` parses its --device (train::DeviceOption: one parser, one message).
   try {
-    Device::parse(spec);
-  } catch (const Error&) {
-    throw UsageError("--device must be cpu, cuda or cuda:N (got '" + spec + "')");
+    (void)train::DeviceOption(spec);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
   }
   return usable_device(spec, "--device");
 }
