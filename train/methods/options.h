@@ -188,7 +188,7 @@ template <class S> class FlagTable {
         if (!n.empty()) choices.push_back(n);
       options_detail::bad_choice(name, choices, got);
     };
-    return finish(f);
+    return f;
   }
   // A field of a type of its own, through its JSON form (--device).
   Flag& custom(const std::string& name, FlagKind kind, std::function<nlohmann::json(const S&)> get,
@@ -198,7 +198,7 @@ template <class S> class FlagTable {
     auto const_reach = const_reach_;
     f.get = [const_reach, get](const TrainConfig& c) { return get(const_reach(c)); };
     f.set = [reach, set](TrainConfig& c, const nlohmann::json& j) { set(reach(c), j); };
-    return finish(f);
+    return f;
   }
 
   OptionTable& table() { return table_; }
@@ -212,8 +212,6 @@ template <class S> class FlagTable {
     f.help = help;
     return f;
   }
-  // The initial value is read from a default TrainConfig when the table is complete (finish_table).
-  Flag& finish(Flag& f) { return f; }
   template <class T, class F> Flag& add(const std::string& name, FlagKind kind, F field, const std::string& help) {
     Flag& f = start(name, kind, help);
     auto reach = reach_;
@@ -228,7 +226,7 @@ template <class S> class FlagTable {
         std::invoke(field, reach(c)) = j.get<T>();
       }
     };
-    return finish(f);
+    return f;
   }
 
   Reach reach_;
