@@ -1,31 +1,103 @@
 #!/usr/bin/env bash
-# One command for the lent GPU machine (an H100 or H200, 16 cores, PyTorch in its image): build rematch with
-# the CUDA backend for sm_90, run the GPU tests, the very large GPU tests, compute-sanitizer's memcheck over
-# the GPU tests, the CUDA benchmarks against PyTorch on the same GPU, the full-size workloads (training steps,
-# scoring, every method, the demo) and the quick CPU tests, and end with a short summary table. Run it from
-# the repository root of the copy on that machine:
+# The GPU check of rematch, cut into slices that each fit one lent GPU machine's 15 minutes of device time (an
+# H100 or H200, 16 cores, PyTorch in its image; every start, failed start, idle wait and close counts, no
+# machine starts with under 4 minutes left, a command runs at most 10 minutes, a machine stays warm 30 s after
+# a call). Whenever a GPU machine is lent, the next slice not yet done comes first (bench/RESULTS.md, GPU,
+# "Slices done" says which):
 #
-#   tools/gpu_check.sh [STAGE...]     STAGE: build | tests | large | memcheck | racecheck | bench | workloads
-#                                     | cpu-tests | all (all, the default: every stage in that order but
-#                                     racecheck)
+#   slice 1  build; the GPU tests; the three headline measurements: the SGR and SAF training step at full size
+#            against the official per-caption loop (time, peak GPU memory; bench/run_sgraf_step.sh), scoring
+#            1,000 images × 5,000 captions with SGR through `rematch score --device cuda` against the official
+#            encode + shard_attn_scores (bench/run_score.sh), and the fused Sinkhorn on 129×129 at B = 1, 128,
+#            1024 against PyTorch eager (CASES=batch bench/run_sinkhorn_cuda.sh)
+#   slice 2  the op benchmarks (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN;
+#            bench/run_cuda.sh), the large OT problems against their bound (CASES=large
+#            bench/run_sinkhorn_cuda.sh), one run per method at full size (pairs/s, CPU = GPU first losses;
+#            DEMO=off bench/run_methods_cuda.sh), the Large test suites, and the GPU demo's time (DEMO=only:
+#            stopped at its time cap and projected; then retune its GPU size to finish in a few minutes)
+#   slice 3  compute-sanitizer memcheck, then racecheck, over the GPU tests (both resume suite by suite), then
+#            whatever slices 1-2 found slow, fixed and measured again (its stages named after --slice 3)
 #
-#   build      configure build-gpu (CUDA on, sm_90, Release) and build everything; resumes where it stopped
-#   tests      the GPU tests (ctest -R 'Cuda|CUDA', the suites ending in "Large" left out), 16 in parallel
-#   large      the suites ending in "Large" (beyond-32-bit indexing, large N×K and N×N Sinkhorn), 2 at a time
-#   memcheck   compute-sanitizer memcheck over the GPU tests but the "Large" suites, one run per test suite;
-#              a suite whose run finished is recorded in build-gpu/memcheck/ and not run again until its
-#              binary is rebuilt (rm -r build-gpu/memcheck to start over), so the stage resumes where a call
-#              stopped. Where compute-sanitizer refuses the device ("Device not supported", as on a gVisor
-#              runtime) memcheck is reported unavailable, not failed.
-#   racecheck  the same with compute-sanitizer's racecheck (shared-memory hazards), stamps in build-gpu/racecheck/
-#   bench      bench/run_cuda.sh (op benchmarks, at most half the stage's time), then
-#              bench/run_sinkhorn_cuda.sh with the time left computed again
-#   workloads  at full model size against the official PyTorch code on the same GPU: the SGR and SAF training
-#              step, time and peak GPU memory (bench/run_sgraf_step.sh, DEVICE=cuda); scoring 1,000 images ×
-#              5,000 captions with `rematch score --device cuda` (bench/run_score.sh); one synthetic run
-#              per method and `rematch demo --device cuda` (bench/run_methods_cuda.sh); see stage_workloads
-#   cpu-tests  every other test but the slow CPU behaviour tests (BehaviourTest.*, RcslBehaviourTest.*,
-#              *Study*, 5-20 minutes each), which are never run here
+# `tools/gpu_check.sh --plan SLICE` prints a slice's device-tool calls (command, carry, timeout_s) and their
+# time estimate. A slice is at most two calls: the first at most ~9 minutes with the machine's start, the
+# second only when status says warm and budget_left_s >= 240, made at once. `--slice N` skips what an earlier
+# call of the same slice finished (stamps in build-gpu/slice-done/), so the second call is the first's command
+# with the budget that is left. Stage times below are estimates (no GPU has run them yet): after slice 1,
+# replace them (the `est` table) with the seconds column of summary.md. With the prebuilt binaries, as
+# estimated (machine start 60-120 s, each call's transfer ~15 s):
+#   slice 1  call 1 (BUDGET=395, timeout_s=420): build 15 + tests 120 + step 120 + score 90 + sinkhorn 45 s:
+#            ~7.7 minutes of device time with the start, 9.2 at most; call 2 only for what call 1 left
+#   slice 2  call 1: build, ops 120, sinkhorn-large 90, methods (~200, cut to what is left); call 2
+#            (BUDGET=<left - 75>): large 90, then the demo in the rest (~245 s): ~14.5 minutes in all
+#   slice 3  call 1: memcheck, suite by suite, to its budget; call 2: memcheck's rest, racecheck, then the
+#            re-measured stages; what is still left goes on in the next session's slice 3
+#
+# The build, measured here (2026-11-26, 2-core AMD EPYC shared with two other builds, load 7-11; nvcc 13.0,
+# sm_90, Release, static librematch, ccache off): every target the slices need (rematch, the six test
+# binaries, sgraf_step_bench, sinkhorn_cuda_bench, cuda_ops_bench, cuda_gru_bench; no Python module, no CPU-only
+# benchmarks) is 287 build steps and 971 s of compiler CPU time (user + sys; 24.7 minutes of wall time with 2
+# jobs), the CUDA files 240-290 s of it, the longest step tensor/cuda/elementwise.cu (54-67 s here, 29 s on
+# an idle core). Building only a slice's targets saves nothing: the six test binaries pull in the library and
+# almost everything else, so slice 1 needs 283 of the 287 steps, slice 2 285, slice 3 279. There, with 16 jobs:
+# ~60 s of compiling if it spread perfectly, plus the critical path (elementwise.cu, the library's link, the
+# largest test binary's compile and link) and the configure step: ~150 s of device time, in every slice, since
+# each slice gets a bare machine.
+# Built here instead (`--prebuild`: ~25 minutes cold on the 2 shared cores, ~3 minutes when ccache is warm, of
+# which ~3 minutes pack with xz), stripped and packed with the libraries they load: build-gpu-pre/ holds
+# prebuilt.tar.xz, 20.9 MB for 65 files, 269 MB unpacked (each binary carries the same ~19 MB of device code,
+# which one solid xz stream with a 192 MiB dictionary stores once). A call then carries 52.6 MB of the 64 MiB
+# allowed: the working tree 5.4 MB, build-gpu-deps 26.3 MB (kept for the fallback), build-gpu-pre 20.9 MB.
+# There, unpacking and the check take ~2 s (measured here; ~15 s counted with the larger transfer).
+# So the slices use the prebuilt binaries: ~2 minutes of every slice's 15 go to measurements instead.
+#
+# Prebuilt binaries (`tools/gpu_check.sh --prebuild`, here, right before the first call: the device gets the
+# working tree as it is then). They are built in build-gpu/ here (the name the device uses), CUDA on, sm_90,
+# Release, -march=x86-64-v3 instead of -march=native (the device's CPU is another), RPATH $ORIGIN/lib and
+# $ORIGIN/../lib (DT_RPATH, so the libraries' own dependencies are found there too), stripped; lib/ holds every
+# library they load but the C/C++ runtime (glibc, libstdc++, libgcc_s), the NVIDIA driver and cuBLAS (opened
+# at first use from the machine's CUDA: tensor/cuda/cublas_api.h). build-gpu-pre/manifest.txt records the
+# commit, a hash of every source file the build reads (source_hash below), this checkout's path and the
+# numbers above. The device side (build stage) uses them when the hash matches its tree, the CPU has AVX2,
+# FMA and BMI2, and this checkout's path is the device's checkout or can be made a link to it (the ctest files
+# and the test fixtures' path hold absolute paths); it unpacks them into build-gpu/ (once per machine), and
+# then the check that decides: `rematch --help`, `tensor_tests --gtest_list_tests` and `sinkhorn_cuda_bench
+# --benchmark_list_tests` must run (the loader finds every library, glibc and libstdc++ are new enough: the
+# device runs another image). Anything else, and it builds there as before (JOBS jobs, only the targets of
+# the stages asked for, build-gpu-deps/ for the libraries the machine lacks) and says why in the summary.
+#
+# Usage:
+#   tools/gpu_check.sh --plan [SLICE]          here: what slice SLICE (1, 2, 3; all without) runs, and its time
+#   tools/gpu_check.sh --prebuild              here: build, strip and pack the binaries into build-gpu-pre/
+#   tools/gpu_check.sh --slice N [STAGE...]    there: slice N's stages (then STAGE...), skipping those an
+#                                              earlier call of this machine finished
+#   tools/gpu_check.sh STAGE...                there: these stages, in this order
+#
+# Stages (each needs the build; the targets it needs are built):
+#   build           the prebuilt binaries, or configure build-gpu (CUDA on, sm_90, Release, no Python module, no
+#                   MPI/NCCL backends) and build the targets of the stages asked for; resumes where a call stopped
+#   tests           the GPU tests (ctest -R 'Cuda|CUDA', the suites ending in "Large" left out), 16 in parallel
+#   step            SGR and SAF training step, full size, vs the official per-caption loop and its batched
+#                   variant: time and peak GPU memory (DEVICE=cuda bench/run_sgraf_step.sh)
+#   score           `rematch score --device cuda`, 1,000 × 5,000, vs the official encode + shard_attn_scores
+#                   (DEVICE=cuda bench/run_score.sh)
+#   sinkhorn        fused Sinkhorn 129×129, B = 1, 128, 1024, vs PyTorch eager (CASES=batch run_sinkhorn_cuda.sh)
+#   ops             elementwise bandwidth, row softmax, kernels::matmul vs cuBLAS, Bi-GRU vs cuDNN
+#                   (bench/run_cuda.sh)
+#   sinkhorn-large  43,000×11, 32,000×201, 32,768² per sweep vs their bound (CASES=large run_sinkhorn_cuda.sh)
+#   methods         one synthetic run per method at full model size (DEMO=off bench/run_methods_cuda.sh)
+#   large           the suites ending in "Large" (beyond-32-bit indexing, large N×K and N×N Sinkhorn), 2 at a time
+#   demo            `rematch demo --device cuda` until the stage's time is up, then its speed and projected time
+#                   (DEMO=only bench/run_methods_cuda.sh)
+#   memcheck        compute-sanitizer memcheck over the GPU tests but the "Large" suites, one run per suite; a
+#                   suite whose run finished is recorded in build-gpu/memcheck/ and not run again until its
+#                   binary changes (rm -r build-gpu/memcheck to start over), so the stage resumes where a call
+#                   stopped. Where compute-sanitizer refuses the device ("Device not supported", as on a gVisor
+#                   runtime) memcheck is reported unavailable, not failed.
+#   racecheck       the same with compute-sanitizer's racecheck (shared-memory hazards), stamps in build-gpu/racecheck/
+#   cpu-tests       every other test but the slow CPU behaviour tests (BehaviourTest.*, RcslBehaviourTest.*,
+#                   *Study*, 5-20 minutes each); CI runs them: never worth device time, here for completeness
+#   headline = step score sinkhorn; bench = ops sinkhorn sinkhorn-large; workloads = step score methods demo;
+#   all = every stage but racecheck (far more than one call: use the slices)
 #
 # GPU tests: a test needing a device has "Cuda" or "CUDA" in its suite or test name (GRUCuda.OneStepOnly) and
 # starts with SKIP_WITHOUT_CUDA() (tests/test_util.h), which skips with "needs a CUDA device: <why>". On a
@@ -33,70 +105,61 @@
 # as is a CUDA benchmark that skips. A GPU test too slow for memcheck goes in a suite whose name ends in
 # "Large" (SinkhornCudaLarge).
 #
-# Time. The device tool kills a command after 10 minutes, keeps the machine (and build-gpu on it) only 30 s
-# after a call, and lends 30 minutes of device time per session, counted from asking for the machine until it
-# goes back, idle or busy. Every stage gets only the time left before BUDGET seconds (default 540) minus what
-# the later stages of the same call are set aside (tests 90 s, large 60, memcheck and racecheck 120, bench 150,
-# workloads 300, cpu-tests 90), so the summary always prints; a stage cut short says so, and build, memcheck
-# and racecheck resume in the next call.
-#
-# Plan for a first GPU session: 30 minutes of device time, 10 minutes a command, three calls. Each call needs
-# the build folder the last one left, and the machine stays warm only 30 s after a call: make the next call as
-# soon as the last returns (read its summary afterwards), or it gets a bare machine (1-2 minutes to start) that
-# must build again. Device times are upper bounds, counted from the first call; the order is what issue 14
-# part B needs most: correctness (build, GPU tests), then the measurements, then the sanitizer. The cold build
-# is ~850 s of compiler time in 306 steps, the longest 29 s (tensor/cuda/elementwise.cu; measured with 2 jobs
-# on a 2-core EPYC): with 16 jobs about 2 minutes.
-#   0. Here, at no device cost: `status` (can_start_another true?), then `tools/gpu_deps.sh fetch` (26 MB of
-#      Debian packages into build-gpu-deps/, ignored by git). Every call: carry ["build-gpu-deps"], timeout_s
-#      600, command `tools/gpu_check.sh ...` as below.
-#   1. `BUDGET=420 tools/gpu_check.sh build tests`: the machine's start, the cold build, the GPU tests (ops, OT,
-#      models, every method; ~1-2 minutes). 9 minutes. If the build stopped, run the same again (it resumes).
-#   2. `tools/gpu_check.sh workloads large` (BUDGET 540): the SGR/SAF step, scoring 1,000 × 5,000, the seven
-#      methods and the GPU demo (stopped and projected when it cannot finish) ~7 minutes, then the Large
-#      suites. 18.5 minutes.
-#   3. `tools/gpu_check.sh bench memcheck` (BUDGET 540): the op and Sinkhorn benchmarks against PyTorch
-#      (~4 minutes), then memcheck suite by suite in the time left (it resumes in a later call). 28 minutes.
-#      Then give_back at once (a warm machine's idle time counts).
-#   What is left for a later session: memcheck's remaining suites, `racecheck`, and the whole GPU demo
-#   (`rematch demo --device cuda`, 20 epochs at its GPU size: 10-30 minutes by estimate; call 2 measures its
-#   speed and projects its time): `BUILD=build-gpu DEMO=only DEMO_EPOCHS=6 DEMO_SECONDS=560
-#   bench/run_methods_cuda.sh` runs it at its own size with the fewest epochs l2rm's warm-up allows.
-# When a call finds no warm machine (it went back, or a start failed), the build went with it: begin again at
-# call 1 with what is left, and drop call 3's memcheck first. The CPU tests, which CI runs, are never worth
-# device time.
-#
-# Build dependencies: when the machine lacks the Debian packages the build uses (OpenBLAS, GoogleTest, Google
-# Benchmark, CLI11, nlohmann-json, HDF5, stb), they come from build-gpu-deps/, fetched beforehand on a Debian
-# 12 machine with `tools/gpu_deps.sh fetch` and carried with the command (carry ["build-gpu-deps"]).
+# Time. The summary prints before BUDGET seconds (default 395) from the start of the command: each stage gets
+# what is left of it minus the least time (`need` below) of the later stages that would fit after it took its
+# estimate (`est`); a stage that cannot get its least is not started and says so ("the next call runs it"); a
+# stage cut short says so. With --slice, a stage that finished (passed or failed) is stamped in
+# build-gpu/slice-done/ and skipped by the next call on the same machine; build, memcheck and racecheck resume
+# within themselves.
 #
 # Output: the stage logs (build.log with the configure step; tests.log with the tests, large and cpu-tests
-# stages; memcheck.log; bench.log; sgraf_step.log, score.log, methods.log), the measurements (bench.json,
-# sinkhorn_cuda.json, sgraf_step.json, score.json, methods.json) and the summary (summary.md, summary.json:
-# every stage's result and every runner's checks, value >= target) are written to build-gpu/check, emptied
-# when a call starts. With $OUT set (the device tool's output folder, which brings back at most 8 files) the
-# call ends by copying summary.md and summary.json there with check.tar.gz, an archive of the whole folder.
-# The exit status is 1 when a stage failed.
-# Env: JOBS (default 16), BUDGET (seconds, default 540), BUILD_DIR (default build-gpu), PYTHON (default
-# python3), SANITIZER (compute-sanitizer to use; default: the one on PATH or under /usr/local/cuda).
+# stages; memcheck.log, racecheck.log; one <runner>.log per measurement), the measurements (sgraf_step.json,
+# score.json, sinkhorn_cuda_batch.json, bench.json, sinkhorn_cuda_large.json, methods.json, demo.json) and the
+# summary (summary.md, summary.json: every stage's result, earlier calls' too, and every runner's checks,
+# value >= target) are written to build-gpu/check, emptied when a call starts. With $OUT set (the device
+# tool's output folder, which brings back at most 8 files) the call ends by copying summary.md and
+# summary.json there with check.tar.gz, an archive of the whole folder. The exit status is 1 when a stage
+# failed or was left for a later call.
+# Env: JOBS (default 16), BUDGET (seconds, default 395), BUILD_DIR (default build-gpu), PYTHON (default
+# python3), SANITIZER (compute-sanitizer to use; default: the one on PATH or under /usr/local/cuda),
+# NO_PREBUILT=1 (build there even when prebuilt binaries came along), PREBUILD_JOBS (--prebuild; default nproc).
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root" || exit 1
 build_dir="${BUILD_DIR:-build-gpu}"
 jobs="${JOBS:-16}"
-budget="${BUDGET:-540}"
-# Every stage writes into the work folder $out (emptied when a call starts); the call ends by copying the
-# summary and one archive of the rest to $OUT (the device tool brings back at most 8 files).
-out="$build_dir/check"
+budget="${BUDGET:-395}"
 python="${PYTHON:-python3}"
-rm -rf "$out"
-mkdir -p "$out" && out="$(cd "$out" && pwd)"
+prebuilt_dir="$root/build-gpu-pre"
 start=$SECONDS
-declare -A reserve=([build]=0 [tests]=90 [large]=60 [memcheck]=120 [racecheck]=120 [bench]=150 [workloads]=300
-                    [cpu-tests]=90)
-declare -A result seconds_taken
-stages=()
+
+# Seconds each stage is expected to take there (est; for --plan: estimates until a GPU run replaces them) and
+# the least it needs to be worth starting (need; what earlier stages of a call leave to it).
+declare -A est=([build]=15 [tests]=120 [step]=120 [score]=90 [sinkhorn]=45 [ops]=120 [sinkhorn-large]=90
+                [methods]=200 [large]=90 [demo]=150 [memcheck]=420 [racecheck]=420 [cpu-tests]=150)
+declare -A need=([build]=0 [tests]=60 [step]=90 [score]=75 [sinkhorn]=40 [ops]=90 [sinkhorn-large]=60
+                 [methods]=120 [large]=60 [demo]=60 [memcheck]=60 [racecheck]=60 [cpu-tests]=90)
+build_there_est=150  # the build stage when it builds there (16 jobs; see the header)
+all_stages=(build tests step score sinkhorn ops sinkhorn-large methods large demo memcheck racecheck cpu-tests)
+declare -A slice_stages=([1]="build tests step score sinkhorn" [2]="build ops sinkhorn-large methods large demo"
+                         [3]="build memcheck racecheck")
+declare -A slice_title=([1]="build, the GPU tests and the three headline measurements"
+                        [2]="op benchmarks, large OT problems, every method at full size, Large suites, GPU demo"
+                        [3]="compute-sanitizer memcheck and racecheck over the GPU tests, then re-measurements")
+
+# CMake targets. Every ctest stage needs all six test binaries (a missing one is a failing NOT_BUILT test).
+test_targets="tensor_tests autograd_tests nn_tests ot_tests models_tests train_tests"
+declare -A stage_targets=([tests]="$test_targets" [large]="$test_targets" [memcheck]="$test_targets"
+                          [racecheck]="$test_targets" [cpu-tests]="$test_targets rematch_cli"
+                          [step]="sgraf_step_bench" [score]="rematch_cli" [sinkhorn]="sinkhorn_cuda_bench"
+                          [ops]="cuda_ops_bench cuda_gru_bench" [sinkhorn-large]="sinkhorn_cuda_bench"
+                          [methods]="rematch_cli" [demo]="rematch_cli")
+prebuilt_targets="rematch_cli $test_targets sgraf_step_bench sinkhorn_cuda_bench cuda_ops_bench cuda_gru_bench"
+# The configuration of both builds, here and there: no Python module, and no multi-process backends (MPI,
+# NCCL: one GPU, and their libraries would have to travel too).
+device_cmake_args=(-DREMATCH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DREMATCH_PYTHON=OFF
+                   -DREMATCH_MPI=OFF -DREMATCH_NCCL=OFF)
 
 # Test selection, by ctest name (Suite.Test) and by gtest filter.
 gpu_regex='Cuda|CUDA'
@@ -106,15 +169,224 @@ memcheck_filter='*Cuda*:*CUDA*-*Large.*'
 
 say() { echo "==== [$((SECONDS - start)) s] $*"; }
 
-# Seconds the current stage may use: what is left of the budget minus what the later stages are set aside.
+# A hash of every file the build reads (sources, headers, CMake files; not the test fixtures, read at run
+# time), the same here and there: prebuilt binaries are used only for the tree they were built from.
+source_hash() {
+  (cd "$root" && find CMakeLists.txt cmake tensor autograd nn ot models train tests bench -type f \
+    \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name 'CMakeLists.txt' -o -name '*.cmake' \
+    -o -name '*.in' \) -not -path 'tests/fixtures/*' -print0 2>/dev/null | LC_ALL=C sort -z |
+    xargs -0 sha256sum | sha256sum | cut -c1-16)
+}
+
+manifest_get() { sed -n "s/^$1=//p" "$2" 2>/dev/null | head -n 1; }
+
+# =============================================================================================================
+# --plan: the device-tool calls of a slice and their time estimate.
+# =============================================================================================================
+carry_json='["build-gpu-pre", "build-gpu-deps"]'
+
+# "stage est" lines of a slice's stages with the build at $1 seconds.
+plan_stage_line() {
+  local build_s="$1" s line="" total=0 e
+  shift
+  for s in "$@"; do
+    e="${est[$s]}"
+    [[ "$s" == build ]] && e="$build_s"
+    line+="${line:+ + }$s $e"
+    total=$((total + e))
+  done
+  echo "$line = $total s"
+}
+
+# Splits a slice's stages between call 1 (BUDGET b1) and call 2: prints the stages of call 1 and of call 2.
+plan_split() {
+  local build_s="$1" b1="$2" s e t=0 first=() second=()
+  shift 2
+  for s in "$@"; do
+    e="${est[$s]}"
+    [[ "$s" == build ]] && e="$build_s"
+    if ((${#second[@]} == 0 && t + need[$s] <= b1 - 10)); then
+      first+=("$s")
+      t=$((t + e))
+    else
+      second+=("$s")
+    fi
+  done
+  echo "${first[*]}|${second[*]}|$t"
+}
+
+print_plan() {
+  local n="$1" stages b1=395 t1=420 first second t
+  read -r -a stages <<<"${slice_stages[$n]}"
+  echo "Slice $n: ${slice_title[$n]}"
+  case "$n" in
+    1) echo "  Stages: build, tests (the GPU tests), step (SGR and SAF full-size training step vs the official"
+       echo "  per-caption loop: time, peak memory), score (rematch score --device cuda, 1,000 x 5,000, vs the official"
+       echo "  encode + shard_attn_scores), sinkhorn (fused Sinkhorn 129x129 at B = 1, 128, 1024 vs PyTorch eager)." ;;
+    2) echo "  Stages: build, ops (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN), sinkhorn-large"
+       echo "  (large OT problems vs their bound), methods (one run per method at full size), large (the Large"
+       echo "  suites), demo (the GPU demo until its time is up: speed and projected time; then retune its GPU size)." ;;
+    3) echo "  Stages: build, memcheck, racecheck (both resume suite by suite); then what slices 1-2 found slow, fixed:"
+       echo "  name those stages after --slice 3 (e.g. --slice 3 step ops) and they run once the sanitizers are done." ;;
+  esac
+  echo "  Here first, no device time: status (can_start_another true); tools/gpu_deps.sh fetch once (26 MB,"
+  echo "  build-gpu-deps/, for the fallback build); tools/gpu_check.sh --prebuild (build-gpu-pre/, see the header)."
+  IFS='|' read -r first second t <<<"$(plan_split "${est[build]}" "$b1" "${stages[@]}")"
+  echo "  Call 1: run(command=\"BUDGET=$b1 tools/gpu_check.sh --slice $n\", carry=$carry_json, timeout_s=$t1)"
+  echo "          machine start 60-120 s, then $(plan_stage_line "${est[build]}" "${stages[@]}")"
+  if [[ -n "$second" ]]; then
+    echo "          fits in BUDGET $b1: $first (~$((t < b1 ? t : b1)) s); left for call 2: $second"
+  fi
+  local end1_lo=$(((60 + (t < b1 ? t : b1) + 15) / 6)) end1_hi=$(((120 + t1 + 15) / 6))
+  echo "          device time at its end: $((end1_lo / 10)).$((end1_lo % 10)) min expected," \
+    "$((end1_hi / 10)).$((end1_hi % 10)) at most (start 120 s + timeout_s + transfers)"
+  echo "  Call 2, only when status then says warm true and budget_left_s L >= 240, at once (30 s warm):"
+  echo "          run(command=\"BUDGET=<L - 75> tools/gpu_check.sh --slice $n\", carry=$carry_json, timeout_s=<L - 45>)"
+  echo "          expected L ~ 420: BUDGET=345, timeout_s=375; at worst L ~ 330: BUDGET=255, timeout_s=285."
+  echo "          It skips what call 1 finished (build-gpu/slice-done/) and runs the rest${second:+ ($second)}."
+  case "$n" in
+    1) echo "          When call 1 finished everything: skip call 2 (give_back)." ;;
+    2) echo "          The demo gets what is left (~$((420 - 75 - 10 - est[large])) s with L = 420, at least ${need[demo]}): its speed and projection." ;;
+    3) echo "          memcheck and racecheck go on where call 1 stopped, then the re-measured stages." ;;
+  esac
+  IFS='|' read -r first second t <<<"$(plan_split "$build_there_est" "$b1" "${stages[@]}")"
+  echo "  When the prebuilt binaries cannot run there (the summary's build line says why), the build stage builds"
+  echo "  there: ~$build_there_est s instead of ${est[build]}: $(plan_stage_line "$build_there_est" "${stages[@]}");"
+  echo "  call 1 then runs $first, call 2 ${second:-nothing}."
+  echo "  Then give_back (a warm machine's idle time counts), fetch nothing more, and record the numbers in"
+  echo "  bench/RESULTS.md (GPU) with device, date and commit; when all the slice's stages are done, its row in"
+  echo "  'Slices done'. A call that finds no warm machine starts bare: the stamps went with the old one, so"
+  echo "  the slice starts again (prebuilt binaries make that cheap); with under 4 minutes left, stop."
+}
+
+# =============================================================================================================
+# --prebuild (here): the binaries the slices need, built, stripped and packed with their libraries.
+# =============================================================================================================
+prebuild() {
+  local dir="$root/build-gpu" jobs_here="${PREBUILD_JOBS:-$(nproc)}"
+  local launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  say "configure $dir (CUDA on, sm_90, Release, -march=x86-64-v3, RPATH \$ORIGIN/lib)"
+  mkdir -p "$dir"
+  # shellcheck disable=SC2016  # $ORIGIN is for the loader, literally
+  cmake -S "$root" -B "$dir" -G Ninja "${device_cmake_args[@]}" -DREMATCH_NATIVE=OFF \
+    -DCMAKE_CXX_FLAGS=-march=x86-64-v3 "${launcher[@]}" \
+    -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON '-DCMAKE_BUILD_RPATH=$ORIGIN/lib;$ORIGIN/../lib' \
+    -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags >"$dir/configure.log" 2>&1 ||
+    { tail -n 30 "$dir/configure.log"; echo "error: configure failed ($dir/configure.log)" >&2; return 1; }
+  say "build with $jobs_here jobs: $prebuilt_targets"
+  local t0=$SECONDS
+  # shellcheck disable=SC2086  # the target list is words
+  ninja -C "$dir" -j "$jobs_here" $prebuilt_targets || { echo "error: the build failed" >&2; return 1; }
+  local build_s=$((SECONDS - t0))
+  local stage="$dir/prebuilt-stage"
+  rm -rf "$stage"
+  mkdir -p "$stage/tests" "$stage/bench" "$stage/lib"
+  local f
+  strip -o "$stage/rematch" "$dir/rematch"
+  for f in $test_targets; do strip -o "$stage/tests/$f" "$dir/tests/$f"; done
+  for f in sgraf_step_bench sinkhorn_cuda_bench cuda_ops_bench cuda_gru_bench; do
+    strip -o "$stage/bench/$f" "$dir/bench/$f"
+  done
+  # ctest's files (absolute paths of this checkout: the device links this path to its own when they differ).
+  (cd "$dir" && find . -name CTestTestfile.cmake -o -path './tests/*_tests\[*\]_*.cmake') |
+    while read -r f; do mkdir -p "$stage/$(dirname "$f")" && cp "$dir/$f" "$stage/$f"; done
+  # Every library the binaries load but the C/C++ runtime, the driver and cuBLAS (opened at first use).
+  local libs
+  libs="$(cd "$stage" && find . -type f -perm -u+x -exec ldd {} \; 2>/dev/null |
+    awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
+    grep -vE '/(ld-linux[^/]*|libc|libm|libdl|libpthread|librt|libresolv|libutil|libstdc\+\+|libgcc_s|libcuda|libcublas[^/]*)\.so')"
+  for f in $libs; do cp -L "$f" "$stage/lib/$(basename "$f")"; done
+  strip --strip-unneeded "$stage"/lib/*.so* 2>/dev/null
+  # Every library but those left out now resolves into lib/ (the RPATH), and the binaries start.
+  local stray
+  stray="$(cd "$stage" && find . -type f -perm -u+x -exec ldd {} \; 2>/dev/null |
+    awk '$2 == "=>" {print $3}' | sort -u | while read -r f; do readlink -m "$f"; done | grep -v "^$stage/lib/" |
+    grep -vE '/(ld-linux[^/]*|libc|libm|libdl|libpthread|librt|libresolv|libutil|libstdc\+\+|libgcc_s)\.so')"
+  if [[ -n "$stray" ]]; then
+    echo "error: the staged binaries load libraries from outside $stage/lib: $stray" >&2
+    return 1
+  fi
+  if ! "$stage/rematch" --help >/dev/null || ! "$stage/tests/tensor_tests" --gtest_list_tests >/dev/null; then
+    echo "error: the staged binaries do not start here" >&2
+    return 1
+  fi
+  local unpacked_mb
+  unpacked_mb="$(du -sm "$stage" | cut -f1)"
+  mkdir -p "$prebuilt_dir"
+  rm -f "$prebuilt_dir"/prebuilt.tar.xz "$prebuilt_dir"/manifest.txt
+  say "pack $(find "$stage" -type f | wc -l) files (${unpacked_mb} MB) into $prebuilt_dir/prebuilt.tar.xz"
+  t0=$SECONDS
+  # One solid stream with a dictionary larger than a binary: the statically linked device code every binary
+  # holds is packed once (the binaries hold ~19 MB of it each).
+  tar -C "$stage" -cf - . | xz -T1 -9 --lzma2=preset=9,dict=192MiB >"$prebuilt_dir/prebuilt.tar.xz" ||
+    { echo "error: packing failed" >&2; return 1; }
+  local pack_s=$((SECONDS - t0))
+  local commit
+  commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]] && commit+="+dirty"
+  {
+    echo "commit=$commit"
+    echo "source_hash=$(source_hash)"
+    echo "root=$root"
+    echo "built=$(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n), $(ldd --version | head -n 1)"
+    echo "targets=$prebuilt_targets"
+    echo "build_seconds=$build_s (with $jobs_here jobs, ccache $( ((${#launcher[@]})) && echo on || echo off))"
+    echo "pack_seconds=$pack_s"
+    echo "unpacked_mb=$unpacked_mb"
+  } >"$prebuilt_dir/manifest.txt"
+  # What a call would carry: the working tree (tracked and untracked files git does not ignore), and the
+  # carried folders.
+  local tree deps pre total limit=$((64 * 1024 * 1024))
+  if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+    tree="$(git -C "$root" ls-files -co --exclude-standard -z | (cd "$root" && xargs -0 -r du -cb 2>/dev/null) |
+      grep total$ | awk '{s += $1} END {print s + 0}')"
+  else  # a copy without git: every file but the build folders
+    tree="$(cd "$root" && find . -path './build*' -prune -o -type f -print0 | xargs -0 -r du -cb |
+      grep total$ | awk '{s += $1} END {print s + 0}')"
+  fi
+  deps="$(du -sb "$root/build-gpu-deps" 2>/dev/null | cut -f1)"
+  pre="$(du -sb "$prebuilt_dir" | cut -f1)"
+  total=$((tree + ${deps:-0} + pre))
+  echo "carried_bytes=$total (tree $tree, build-gpu-deps ${deps:-0}, build-gpu-pre $pre)" >>"$prebuilt_dir/manifest.txt"
+  cat "$prebuilt_dir/manifest.txt"
+  if ((total > limit)); then
+    echo "error: the tree and the carried folders are $total bytes, over the 64 MiB a call may carry" >&2
+    return 1
+  fi
+  rm -rf "$stage"
+  say "done: carry [\"build-gpu-pre\", \"build-gpu-deps\"] ($((total / 1048576)) of 64 MiB)"
+}
+
+# =============================================================================================================
+# The stages (there).
+# =============================================================================================================
+out="$build_dir/check"
+declare -A result seconds_taken earlier
+stages=()
+stage_finished=1  # a stage sets it to 0 when it stopped for time (the next call resumes it)
+slice=""
+prebuilt_note=""
+
+# Seconds the current stage may use: what is left of the budget (less 10 s for the summary), less the least
+# time of the later stages of this call that would still fit once this one took its estimate (so a stage
+# running long leaves them their share, and none is held back for stages that cannot fit anyway); at least
+# its own least. The build, which everything needs, gets all that is left. Empty when not even its least is.
 stage_limit() {
-  local later=0 s seen=0
+  local left=$((budget - 10 - (SECONDS - start)))
+  ((left < need[$1])) && return 0
+  [[ "$1" == build ]] && { echo "$left"; return 0; }
+  local later=0 s seen=0 room=$((left - est[$1]))
   for s in "${stages[@]}"; do
-    if ((seen)); then later=$((later + reserve[$s])); fi
+    if ((seen)) && [[ -z "${earlier[$s]:-}" ]]; then
+      ((room >= need[$s])) || break
+      later=$((later + need[$s]))
+      room=$((room - need[$s]))
+    fi
     [[ "$s" == "$1" ]] && seen=1
   done
-  local left=$((budget - (SECONDS - start) - later))
-  echo $((left < 30 ? 30 : left))
+  local limit=$((left - later))
+  echo $((limit < need[$1] ? need[$1] : limit))
 }
 
 # True when nvidia-smi lists a GPU: a test or benchmark that then skips for want of a device is a failure.
@@ -183,8 +455,79 @@ setup_deps() {
                   -DREMATCH_OPENBLAS_LIB="$lib/openblas-pthread/libopenblas.so")
 }
 
-# --- stages --------------------------------------------------------------------------------------------------
+# --- build -------------------------------------------------------------------------------------------------
+# Removes what use_prebuilt unpacked (not the check folder, the stamps or the sanitizers' records).
+drop_prebuilt() {
+  local f
+  for f in rematch lib tests bench .prebuilt CTestTestfile.cmake; do rm -rf "${build_dir:?}/$f"; done
+}
+
+# Uses build-gpu-pre/ when it fits this tree and runs here (see the header); sets prebuilt_note to what was
+# used or why not. Returns 0 when $build_dir holds the prebuilt binaries, ready.
+use_prebuilt() {
+  local manifest="$prebuilt_dir/manifest.txt" archive="$prebuilt_dir/prebuilt.tar.xz"
+  if [[ -n "${NO_PREBUILT:-}" ]]; then prebuilt_note="NO_PREBUILT set"; return 1; fi
+  if [[ ! -f "$manifest" || ! -f "$archive" ]]; then prebuilt_note="no prebuilt binaries carried"; return 1; fi
+  local want_hash want_root commit
+  want_hash="$(manifest_get source_hash "$manifest")"
+  want_root="$(manifest_get root "$manifest")"
+  commit="$(manifest_get commit "$manifest")"
+  if [[ "$(source_hash)" != "$want_hash" ]]; then
+    prebuilt_note="prebuilt binaries ($commit) are of other sources: the tree changed after --prebuild"
+    return 1
+  fi
+  if [[ "$build_dir" != build-gpu ]]; then prebuilt_note="BUILD_DIR is not build-gpu"; return 1; fi
+  local flag
+  for flag in avx2 fma bmi2; do
+    if ! grep -qw "$flag" /proc/cpuinfo; then prebuilt_note="the CPU lacks $flag (x86-64-v3)"; return 1; fi
+  done
+  if [[ "$want_root" != "$root" ]]; then
+    if [[ -e "$want_root" || -L "$want_root" ]]; then
+      if [[ "$(cd "$want_root" 2>/dev/null && pwd -P)" != "$(pwd -P)" ]]; then
+        prebuilt_note="$want_root, the path the prebuilt binaries were built at, is another folder here"
+        return 1
+      fi
+    elif ! mkdir -p "$(dirname "$want_root")" || ! ln -s "$root" "$want_root"; then
+      prebuilt_note="cannot link $want_root to $root"
+      return 1
+    fi
+  fi
+  if [[ -f "$build_dir/CMakeCache.txt" ]]; then
+    prebuilt_note="$build_dir holds a build made here by an earlier call: it goes on"
+    return 1
+  fi
+  if [[ "$(manifest_get source_hash "$build_dir/.prebuilt" 2>/dev/null)" != "$want_hash" ]]; then
+    drop_prebuilt
+    mkdir -p "$build_dir"
+    if ! tar -xJf "$archive" -C "$build_dir" 2>"$out/prebuilt.log" &&
+       ! "$python" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$archive" \
+         "$build_dir" 2>>"$out/prebuilt.log"; then
+      prebuilt_note="could not unpack $archive (prebuilt.log)"
+      return 1
+    fi
+  fi
+  # The check that decides: the loader finds everything and the programs start.
+  if ! "$build_dir/rematch" --help >/dev/null 2>>"$out/prebuilt.log" ||
+     ! "$build_dir/tests/tensor_tests" --gtest_list_tests >/dev/null 2>>"$out/prebuilt.log" ||
+     ! "$build_dir/bench/sinkhorn_cuda_bench" --benchmark_list_tests=true >/dev/null 2>>"$out/prebuilt.log"; then
+    prebuilt_note="the prebuilt binaries do not run here: $(grep -m 1 -v '^$' "$out/prebuilt.log" | cut -c1-200)"
+    drop_prebuilt
+    return 1
+  fi
+  cp "$manifest" "$build_dir/.prebuilt"
+  prebuilt_note="prebuilt binaries of $commit ($(manifest_get built "$manifest"))"
+  return 0
+}
+
 stage_build() {
+  if use_prebuilt; then
+    say "build: $prebuilt_note"
+    result[build]="ok: $prebuilt_note"
+    return 0
+  fi
+  say "build: $prebuilt_note; building here"
+  # What an earlier call unpacked goes: this folder becomes a CMake build.
+  [[ -f "$build_dir/.prebuilt" ]] && drop_prebuilt
   setup_deps || { result[build]="dependencies missing (see above)"; return 1; }
   # Ninja when the machine has it, unless the folder was already configured with another generator.
   local generator=()
@@ -192,24 +535,34 @@ stage_build() {
     generator=(-G Ninja)
   fi
   say "configure $build_dir (CUDA on, sm_90, Release)"
-  if ! cmake -S . -B "$build_dir" "${generator[@]}" -DREMATCH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DCMAKE_BUILD_TYPE=Release "${cmake_dep_args[@]}" >"$out/build.log" 2>&1; then
+  if ! cmake -S . -B "$build_dir" "${generator[@]}" "${device_cmake_args[@]}" "${cmake_dep_args[@]}" \
+      >"$out/build.log" 2>&1; then
     tail -n 40 "$out/build.log"
     result[build]="configure failed (build.log)"
     return 1
   fi
+  # Only the targets of the stages of this call that are still to run.
+  local s targets=""
+  for s in "${stages[@]}"; do
+    [[ -n "${earlier[$s]:-}" ]] || targets+=" ${stage_targets[$s]:-}"
+  done
+  # shellcheck disable=SC2086
+  targets="$(printf '%s\n' $targets | sort -u | tr '\n' ' ')"
+  [[ -n "${targets// /}" ]] || targets="$prebuilt_targets"
   local limit
   limit="$(stage_limit build)"
-  say "build with $jobs jobs (at most $limit s)"
+  say "build with $jobs jobs (at most $limit s): $targets"
   # The native tool directly under `timeout`, so a stop reaches the compilers too (ninja stops its children).
   local tool=(make -C "$build_dir" -j "$jobs")
   [[ -f "$build_dir/build.ninja" ]] && tool=(ninja -C "$build_dir" -j "$jobs")
-  timeout --kill-after=15 "$limit" "${tool[@]}" >>"$out/build.log" 2>&1
+  # shellcheck disable=SC2086
+  timeout --kill-after=15 "$limit" "${tool[@]}" $targets >>"$out/build.log" 2>&1
   local rc=$?
   if ((rc == 0)); then
-    result[build]="ok"
+    result[build]="ok: built here ($prebuilt_note)"
   elif ((rc == 124 || rc == 137)); then
-    result[build]="stopped after $limit s: run \`tools/gpu_check.sh build\` again to resume"
+    result[build]="stopped after $limit s: the next call resumes it"
+    stage_finished=0
   else
     grep -E "error|Error" "$out/build.log" | head -n 30
     tail -n 20 "$out/build.log"
@@ -218,6 +571,7 @@ stage_build() {
   ((rc == 0))
 }
 
+# --- tests -------------------------------------------------------------------------------------------------
 # One ctest run into tests.log: run_ctest STAGE PER_TEST_SECONDS PARALLEL CTEST_ARG... Sets result[STAGE] to
 # ctest's count line, failed when a test failed, nothing ran, or a test skipped for want of a device while
 # nvidia-smi lists a GPU (read from Testing/Temporary/LastTest.log, where ctest keeps every test's output).
@@ -233,6 +587,7 @@ run_ctest() {
     --no-tests=error --output-on-failure "$@" >"$part" 2>&1
   local rc=$?
   cat "$part" >>"$log"
+  ((rc == 124 || rc == 137)) && stage_finished=0
   local line
   line="$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$part" | tail -n 1)"
   if [[ -z "$line" ]]; then
@@ -255,6 +610,7 @@ stage_large() { run_ctest large 300 2 -R "$large_regex"; }
 
 stage_cpu_tests() { run_ctest cpu-tests 240 "$jobs" -E "$gpu_regex|$large_regex|$slow_cpu_regex"; }
 
+# --- compute-sanitizer -------------------------------------------------------------------------------------
 # "SUITE FILTER" per gtest suite of the test binary $1 with tests in memcheck_filter: FILTER lists the
 # suite's selected tests by full name, so a run covers exactly them.
 memcheck_units() {
@@ -283,7 +639,7 @@ sanitizer_stage() {
   mkdir -p "$stamps"
   say "$checker: one compute-sanitizer run per suite of GPU tests ($memcheck_filter), suites recorded in" \
     "$stamps/ skipped (at most $limit s)"
-  local units=0 earlier=0 ran=0 errors=0 failed=0 stopped=0 unavailable=""
+  local units=0 earlier_units=0 ran=0 errors=0 failed=0 stopped=0 unavailable=""
   local bin name version suite filter stamp rc found
   for bin in "$build_dir"/tests/*_tests; do
     [[ -x "$bin" ]] || continue
@@ -294,7 +650,7 @@ sanitizer_stage() {
       stamp="$stamps/$name.${suite//\//_}"  # a parameterized suite is Prefix/Suite
       # A stamp holds the binary's modification time, then the run's error count and exit status.
       if [[ -f "$stamp" && "$(sed -n 1p "$stamp")" == "$version" ]]; then
-        earlier=$((earlier + 1))
+        earlier_units=$((earlier_units + 1))
         errors=$((errors + $(sed -n 2p "$stamp")))
         [[ "$(sed -n 3p "$stamp")" == 0 || "$(sed -n 3p "$stamp")" == 99 ]] || failed=$((failed + 1))
         continue
@@ -340,148 +696,116 @@ sanitizer_stage() {
   fi
   if [[ -n "$unavailable" ]]; then
     result[$checker]="unavailable: compute-sanitizer refused the device (\"$unavailable\"; $checker.log)"
-    ((earlier > 0)) && result[$checker]+="; $earlier suites checked by earlier calls, $errors errors"
+    ((earlier_units > 0)) && result[$checker]+="; $earlier_units suites checked by earlier calls, $errors errors"
     return 0
   fi
-  result[$checker]="$errors errors in $((earlier + ran)) of $units suites of GPU tests ($ran run now)"
+  result[$checker]="$errors errors in $((earlier_units + ran)) of $units suites of GPU tests ($ran run now)"
   ((failed)) && result[$checker]+=", $failed suites failed (a test failed or skipped, or broke: $checker.log)"
-  ((stopped)) && result[$checker]+="; $stopped suites left (out of time: run \`tools/gpu_check.sh $checker\`)"
+  if ((stopped)); then
+    result[$checker]+="; $stopped suites left (out of time: the next call resumes)"
+    stage_finished=0
+  fi
   judge_skips "$checker" "$(device_skips "$log")" || failed=$((failed + 1))
   ((errors == 0 && failed == 0 && stopped == 0))
 }
 
 stage_memcheck() { sanitizer_stage memcheck; }
-# Shared-memory hazards of the kernels that use shared memory (reductions, softmax, sort, Sinkhorn, GRU); not in
-# `all`: slower than memcheck, for a session with time to spare.
+# Shared-memory hazards of the kernels that use shared memory (reductions, softmax, sort, Sinkhorn, GRU).
 stage_racecheck() { sanitizer_stage racecheck; }
 
-stage_bench() {
-  local limit rc_ops rc_sinkhorn
-  limit="$(stage_limit bench)"
-  # The op benchmarks get at most half the stage's time; the Sinkhorn runner's limit is computed again
-  # from what is left once they are done.
-  local ops_limit=$((limit / 2 < 30 ? 30 : limit / 2))
-  say "CUDA op benchmarks vs PyTorch (at most $ops_limit s)"
-  BUILD="$build_dir" PYTHON="$python" JSON="$(cd "$out" && pwd)/bench.json" \
-    timeout --kill-after=15 "$ops_limit" bench/run_cuda.sh >"$out/bench.log" 2>&1
-  rc_ops=$?
-  limit="$(stage_limit bench)"
-  say "fused Sinkhorn benchmarks vs PyTorch (at most $limit s; rows in $out/sinkhorn_cuda.json)"
-  PYTHON="$python" OUT="$out" timeout --kill-after=15 "$limit" bench/run_sinkhorn_cuda.sh "$build_dir" \
-    >>"$out/bench.log" 2>&1
-  rc_sinkhorn=$?
-  cat "$out/bench.log"
-  local runner rc given run
-  result[bench]=""
-  for run in "ops $rc_ops $ops_limit" "sinkhorn $rc_sinkhorn $limit"; do
-    read -r runner rc given <<<"$run"
-    ((rc == 0)) && continue
-    result[bench]+="$runner failed, exit $rc$( ((rc == 124 || rc == 137)) && echo " (stopped after $given s)"); "
-  done
-  local lines
-  lines="$(grep -E "targets met|skipped" "$out/bench.log" | paste -sd ';' - | sed 's/;/; /g')"
-  result[bench]+="${lines:-no result} (bench.log)"
-  local ok=$((rc_ops == 0 && rc_sinkhorn == 0))
-  if grep -q "no CUDA device visible" "$out/bench.log" && gpu_listed; then
-    result[bench]+="; FAILED: a benchmark saw no CUDA device although nvidia-smi lists a GPU"
-    ok=0
+# --- measurements ------------------------------------------------------------------------------------------
+# One bench/ runner: run_runner STAGE NAME COMMAND... with BUILD, PYTHON, JSON ($out/NAME.json) and BUDGET
+# (its limit less 25 s) set, under the stage's limit, output in NAME.log. The result is the runner's last
+# "targets met" (or "skipped") line; a failure when it fails, is stopped, or skips while nvidia-smi lists a GPU.
+run_runner() {
+  local stage="$1" name="$2" limit rc line
+  shift 2
+  limit="$(stage_limit "$stage")"
+  say "$stage: $* (at most $limit s)"
+  BUILD="$build_dir" PYTHON="$python" JSON="$out/$name.json" BUDGET=$((limit - 25)) \
+    timeout --kill-after=15 "$limit" "$@" >"$out/$name.log" 2>&1
+  rc=$?
+  tail -n 40 "$out/$name.log"
+  line="$(grep -E "targets? met|CUDA benchmarks skipped|skipped \(no CUDA device\)" "$out/$name.log" | tail -n 1)"
+  if ((rc == 124 || rc == 137)); then
+    stage_finished=0
+    result[$stage]="stopped after $limit s${line:+; $line} ($name.log)"
+    return 1
   fi
-  ((ok))
+  if ((rc != 0)); then
+    result[$stage]="FAILED, exit $rc${line:+; $line} ($name.log)"
+    return 1
+  fi
+  if grep -qE "CUDA benchmarks skipped|skipped \(no CUDA device\)|no CUDA device visible" "$out/$name.log" &&
+     gpu_listed; then
+    result[$stage]="FAILED: skipped although nvidia-smi lists a GPU (${line:-$name.log})"
+    return 1
+  fi
+  result[$stage]="${line:-done, no target line} ($name.log)"
 }
 
-# The full-size workloads (issue 14 part B points 3 and 4), one runner after another, each given its share of
-# the stage's time left (by weight among the runners still to go; what one leaves passes on): the SGR and SAF
-# training step against the official per-caption PyTorch loop and its batched variant, time and peak GPU
-# memory (bench/run_sgraf_step.sh, DEVICE=cuda; ~1-2 minutes); scoring 1,000 images × 5,000 captions with
-# `rematch score --device cuda` against the official encode + shard_attn_scores (bench/run_score.sh,
-# DEVICE=cuda; ~1-1.5 minutes); one synthetic run per method at full model size, then `rematch demo --device
-# cuda` in the time left, stopped and projected when it cannot finish (bench/run_methods_cuda.sh, which keeps
-# to BUDGET: it is given its limit less 25 s). Each writes <name>.log and <name>.json.
-workload_runners=(sgraf_step score methods)
-declare -A workload_weight=([sgraf_step]=1 [score]=1 [methods]=2)
-declare -A workload_command=(
-  [sgraf_step]="env DEVICE=cuda bench/run_sgraf_step.sh"
-  [score]="env DEVICE=cuda bench/run_score.sh"
-  [methods]="env LOGS=$out/methods_runs.log bench/run_methods_cuda.sh"
-)
-
-stage_workloads() {
-  local i j name limit rc ok=1 weights line
-  result[workloads]=""
-  for i in "${!workload_runners[@]}"; do
-    name="${workload_runners[$i]}"
-    weights=0
-    for ((j = i; j < ${#workload_runners[@]}; j++)); do weights=$((weights + workload_weight[${workload_runners[$j]}])); done
-    limit=$(($(stage_limit workloads) * workload_weight[$name] / weights))
-    ((limit < 60)) && limit=60
-    say "workload $name: ${workload_command[$name]} (at most $limit s)"
-    # shellcheck disable=SC2086  # the command is words
-    BUILD="$build_dir" PYTHON="$python" JSON="$(cd "$out" && pwd)/$name.json" BUDGET=$((limit - 25)) \
-      timeout --kill-after=15 "$limit" ${workload_command[$name]} >"$out/$name.log" 2>&1
-    rc=$?
-    tail -n 40 "$out/$name.log"
-    line="$(grep -E "targets? met|CUDA benchmarks skipped" "$out/$name.log" | tail -n 1)"
-    if ((rc != 0)); then
-      ok=0
-      line="FAILED, exit $rc$( ((rc == 124 || rc == 137)) && echo " (stopped after $limit s)")${line:+; $line}"
-    elif grep -q "CUDA benchmarks skipped" "$out/$name.log" && gpu_listed; then
-      ok=0
-      line="FAILED: skipped although nvidia-smi lists a GPU ($line)"
-    fi
-    result[workloads]+="$name: ${line:-done, no target line} ($name.log); "
-  done
-  result[workloads]="${result[workloads]%; }"
-  ((ok))
+stage_step() { run_runner step sgraf_step env DEVICE=cuda bench/run_sgraf_step.sh; }
+stage_score() { run_runner score score env DEVICE=cuda bench/run_score.sh; }
+# run_sinkhorn_cuda.sh writes its JSON into $OUT (here the check folder), named after CASES.
+stage_sinkhorn() { run_runner sinkhorn sinkhorn_batch env CASES=batch OUT="$out" bench/run_sinkhorn_cuda.sh "$build_dir"; }
+stage_sinkhorn_large() {
+  run_runner sinkhorn-large sinkhorn_large env CASES=large OUT="$out" bench/run_sinkhorn_cuda.sh "$build_dir"
+}
+stage_ops() { run_runner ops bench env bench/run_cuda.sh; }
+# The methods runner keeps to BUDGET itself (each run's cap cut to what is left).
+stage_methods() { run_runner methods methods env DEMO=off LOGS="$out/methods_runs.log" bench/run_methods_cuda.sh; }
+# The demo until its cap (the stage's time less the runner's set-up), then its speed and projected time.
+stage_demo() {
+  local limit
+  limit="$(stage_limit demo)"
+  run_runner demo demo env DEMO=only DEMO_SECONDS=$((limit - 40)) LOGS="$out/demo_runs.log" \
+    bench/run_methods_cuda.sh
 }
 
-# --- main ----------------------------------------------------------------------------------------------------
-main() {
-  local arg
-  for arg in "${@:-all}"; do
-    case "$arg" in
-      all) stages+=(build tests large memcheck bench workloads cpu-tests) ;;
-      build | tests | large | memcheck | racecheck | bench | workloads | cpu-tests) stages+=("$arg") ;;
-      *)
-        echo "usage: tools/gpu_check.sh [build|tests|large|memcheck|racecheck|bench|workloads|cpu-tests|all]..." >&2
-        exit 2
-        ;;
-    esac
-  done
-  say "rematch GPU check: ${stages[*]} (budget $budget s, output in $out)"
-  nvidia-smi --format=csv \
-    --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.mem,temperature.gpu,power.draw 2>&1 ||
-    echo "nvidia-smi failed: no GPU visible?"
-  nvcc --version 2>/dev/null | tail -n 1 || true
-
-  local s t0 failed=0
-  for s in "${stages[@]}"; do
-    if [[ "$s" != build && ! -f "$build_dir/CMakeCache.txt" ]]; then
-      result[$s]="not run: no build in $build_dir (run the build stage first)"
-      failed=1
-      continue
-    fi
-    if [[ "${result[build]:-ok}" != ok ]]; then
-      result[$s]="not run: the build did not finish"
-      failed=1
-      continue
-    fi
-    t0=$SECONDS
-    "stage_${s//-/_}" || failed=1
-    seconds_taken[$s]=$((SECONDS - t0))
-  done
-
-  local summary=("| stage | result | seconds |" "|---|---|---:|")
+# --- summary -------------------------------------------------------------------------------------------------
+write_summary() {
+  local s summary=("| stage | result | seconds |" "|---|---|---:|")
   for s in "${stages[@]}"; do summary+=("| $s | ${result[$s]:-not run} | ${seconds_taken[$s]:--} |"); done
   printf '%s\n' "${summary[@]}" >"$out/summary.md"
+  local left=() done_all=1
+  for s in "${stages[@]}"; do
+    if [[ "$s" == build ]]; then
+      [[ "${result[build]:-}" == ok* ]] && continue
+    elif [[ -n "${earlier[$s]:-}" || -f "$build_dir/slice-done/$s" ]]; then
+      continue
+    fi
+    left+=("$s")
+    done_all=0
+  done
+  if [[ -n "$slice" ]]; then
+    {
+      echo
+      if ((done_all)) && ! gpu_listed; then
+        echo "Slice $slice: every stage ran, but nvidia-smi lists no GPU: nothing was measured, no slice is done."
+      elif ((done_all)); then
+        echo "Slice $slice: every stage ran (a failed one is in the table). Record it in bench/RESULTS.md (GPU," \
+          "Slices done), with the numbers:" \
+          "| $slice | $(date -u +%Y-%m-%d) | ${REMATCH_COMMIT:-unknown} | $(nvidia-smi --query-gpu=name \
+          --format=csv,noheader 2>/dev/null | head -n 1) |"
+      else
+        echo "Slice $slice: left for the next call: ${left[*]} (the same command with BUDGET=<budget_left_s - 75>," \
+          "timeout_s=<budget_left_s - 45>, if status says warm and budget_left_s >= 240)"
+      fi
+    } >>"$out/summary.md"
+  fi
   local pairs=()
-  for s in "${stages[@]}"; do pairs+=("$s" "${result[$s]:-not run}" "${seconds_taken[$s]:-}"); done
-  "$python" - "$out" "${pairs[@]}" <<'PYEOF'
+  for s in "${stages[@]}"; do
+    pairs+=("$s" "${result[$s]:-not run}" "${seconds_taken[$s]:-}" "${earlier[$s]:+1}")
+  done
+  "$python" - "$out" "$slice" "${REMATCH_COMMIT:-unknown}" "$done_all" "${pairs[@]}" <<'PYEOF'
 import glob, json, os, sys
 
-out, rest = sys.argv[1], sys.argv[2:]
-stages = {rest[i]: {"result": rest[i + 1], "seconds": int(rest[i + 2]) if rest[i + 2] else None}
-          for i in range(0, len(rest), 3)}
-summary = {"stages": stages, "checks": [], "measurements": {}}
+out, slice_, commit, done_all, rest = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1", sys.argv[5:]
+stages = {rest[i]: {"result": rest[i + 1], "seconds": int(rest[i + 2]) if rest[i + 2] else None,
+                    "earlier_call": rest[i + 3] == "1"}
+          for i in range(0, len(rest), 4)}
+summary = {"slice": slice_ or None, "slice_done": done_all if slice_ else None, "commit": commit,
+           "stages": stages, "checks": [], "measurements": {}}
 # Every runner's JSON: its "checks" ({family, case, value, target, verdict}; value >= target is the target)
 # join the summary's list, and the whole file is kept under its name.
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
@@ -505,6 +829,128 @@ if summary["checks"]:
             f.write(f"- {c['source']}: {c['family']} {c['case']}: {value}{target} {c['verdict']}\n")
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=1)
 PYEOF
+}
+
+# The commit the binaries are of, for the runners' reports (runner_commit) where git is not there.
+set_commit() {
+  local c
+  c="$(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
+  if [[ -n "$c" ]]; then
+    [[ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]] && c+="+dirty"
+  elif [[ -f "$prebuilt_dir/manifest.txt" && "$(manifest_get source_hash "$prebuilt_dir/manifest.txt")" == \
+          "$(source_hash)" ]]; then
+    c="$(manifest_get commit "$prebuilt_dir/manifest.txt")"
+  fi
+  export REMATCH_COMMIT="${c:-unknown}"
+}
+
+usage() {
+  cat >&2 <<'EOF'
+usage: tools/gpu_check.sh --plan [1|2|3]          (here) what a slice runs and its time estimate
+       tools/gpu_check.sh --prebuild              (here) build and pack the binaries into build-gpu-pre/
+       tools/gpu_check.sh --slice 1|2|3 [STAGE...] (there) a slice, resuming what an earlier call left
+       tools/gpu_check.sh STAGE...                 (there) these stages
+STAGE: build tests step score sinkhorn ops sinkhorn-large methods large demo memcheck racecheck cpu-tests,
+       headline (step score sinkhorn), bench (ops sinkhorn sinkhorn-large), workloads (step score methods demo),
+       all (every stage but racecheck)
+EOF
+  exit 2
+}
+
+add_stage() {
+  local s
+  case "$1" in
+    headline) for s in step score sinkhorn; do add_stage "$s"; done ;;
+    bench) for s in ops sinkhorn sinkhorn-large; do add_stage "$s"; done ;;
+    workloads) for s in step score methods demo; do add_stage "$s"; done ;;
+    all) for s in "${all_stages[@]}"; do [[ "$s" == racecheck ]] || add_stage "$s"; done ;;
+    *)
+      [[ -n "${est[$1]:-}" ]] || usage
+      for s in "${stages[@]}"; do [[ "$s" == "$1" ]] && return 0; done
+      stages+=("$1")
+      ;;
+  esac
+}
+
+# --- main ----------------------------------------------------------------------------------------------------
+main() {
+  case "${1:-}" in
+    --plan)
+      if [[ -n "${2:-}" ]]; then
+        [[ -n "${slice_stages[$2]:-}" ]] || usage
+        print_plan "$2"
+      else
+        print_plan 1; echo; print_plan 2; echo; print_plan 3
+      fi
+      return 0
+      ;;
+    --prebuild) prebuild; return ;;
+    --slice)
+      slice="${2:-}"
+      [[ -n "$slice" && -n "${slice_stages[$slice]:-}" ]] || usage
+      local s
+      for s in ${slice_stages[$slice]}; do add_stage "$s"; done
+      shift 2
+      ;;
+    "" | -h | --help) usage ;;
+  esac
+  local arg
+  for arg in "$@"; do add_stage "$arg"; done
+  ((${#stages[@]})) || usage
+
+  rm -rf "$out"
+  mkdir -p "$out" && out="$(cd "$out" && pwd)"
+  set_commit
+  # With --slice: what an earlier call on this machine finished is skipped (build always runs: it is quick
+  # once done, and checks the binaries).
+  local s
+  if [[ -n "$slice" ]]; then
+    for s in "${stages[@]}"; do
+      if [[ "$s" != build && -f "$build_dir/slice-done/$s" ]]; then
+        earlier[$s]=1
+        result[$s]="done in an earlier call: $(sed -n 1p "$build_dir/slice-done/$s")"
+        seconds_taken[$s]="$(sed -n 2p "$build_dir/slice-done/$s")"
+      fi
+    done
+  fi
+  say "rematch GPU check${slice:+, slice $slice}: ${stages[*]} (budget $budget s, commit $REMATCH_COMMIT, output in $out)"
+  nvidia-smi --format=csv \
+    --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.mem,temperature.gpu,power.draw 2>&1 ||
+    echo "nvidia-smi failed: no GPU visible?"
+  nvcc --version 2>/dev/null | tail -n 1 || true
+
+  local t0 failed=0 limit
+  for s in "${stages[@]}"; do
+    [[ -n "${earlier[$s]:-}" ]] && continue
+    if [[ "$s" != build && ! -f "$build_dir/CMakeCache.txt" && ! -f "$build_dir/.prebuilt" ]]; then
+      result[$s]="not run: no build in $build_dir (run the build stage first)"
+      failed=1
+      continue
+    fi
+    if [[ "${result[build]:-ok}" != ok* ]]; then
+      result[$s]="not run: the build did not finish"
+      failed=1
+      continue
+    fi
+    limit="$(stage_limit "$s")"
+    if [[ -z "$limit" ]]; then
+      result[$s]="not started: $((budget - 10 - (SECONDS - start))) s left of the budget, it needs ${need[$s]} s:"
+      result[$s]+=" the next call runs it"
+      failed=1
+      continue
+    fi
+    t0=$SECONDS
+    stage_finished=1
+    "stage_${s//-/_}" || failed=1
+    seconds_taken[$s]=$((SECONDS - t0))
+    if [[ -n "$slice" && "$s" != build ]] && ((stage_finished)); then
+      mkdir -p "$build_dir/slice-done"
+      printf '%s\n%s\n' "${result[$s]:-done}" "${seconds_taken[$s]}" >"$build_dir/slice-done/$s"
+    fi
+    ((stage_finished)) || failed=1
+  done
+
+  write_summary
   if [[ -n "${OUT:-}" ]]; then
     mkdir -p "$OUT"
     cp "$out/summary.md" "$out/summary.json" "$OUT/"

@@ -9,8 +9,10 @@
 #                                   DEST/root, keeps only the shared libraries the machine lacks, and prints
 #                                   the prefix (DEST/root/usr) on stdout
 #
-# The device tool carries the folder with the command: carry ["build-gpu-deps"]; nothing is unpacked into it,
-# so it stays as small as the packages. The list below is the
+# The device tool carries the folder with the command: carry ["build-gpu-pre", "build-gpu-deps"]; nothing is
+# unpacked into it, so it stays as small as the packages. It serves the build there, the fallback when the
+# binaries prebuilt here (tools/gpu_check.sh --prebuild, which packs the libraries they load itself) cannot
+# be used. The list below is the
 # packages the build uses plus the shared libraries they load (HDF5 pulls in libcurl and its TLS/Kerberos
 # stack), without the C/C++ runtime, which every machine with a compiler has.
 set -euo pipefail
