@@ -41,7 +41,7 @@ std::string fixed(double v, int digits) {
 }
 
 // One train_step; a NonFiniteLoss re-runs it from the same generator states under anomaly mode so the error
-// names the op that first produced a non-finite value (DESIGN.md, errors).
+// names the op that first produced a non-finite value (docs/design.md §4.4).
 StepResult guarded_step(Method& method, int64_t epoch, int64_t step, bool anomaly) {
   std::vector<GeneratorState> before;
   for (Generator* g : method.generators()) before.push_back(g->state());
@@ -258,7 +258,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     }
   }
 
-  // The test of the best validated state (SPEC: best dev rSum over all epochs, warm-up included).
+  // The test of the best validated state (docs/backbones.md §7, docs/methods/l2rm.md §1.1: best dev rSum over all
+  // epochs, warm-up included).
   if (pos.best_epoch >= 0) {
     const TrainingState best = TrainingState::load(folder.checkpoint_best_path());
     method.load_state(best);
