@@ -62,7 +62,8 @@
 # and the test fixtures' path hold absolute paths); it unpacks them into build-gpu/ (once per machine), and
 # then the check that decides: `rematch --help`, `tensor_tests --gtest_list_tests` and `sinkhorn_cuda_bench
 # --benchmark_list_tests` must run (the loader finds every library, glibc and libstdc++ are new enough: the
-# device runs another image). Anything else, and it builds there as before (JOBS jobs, only the targets of
+# device runs another image; built on Debian 12 they need glibc >= 2.35 and GLIBCXX_3.4.29, GCC 11's
+# libstdc++, so Ubuntu 22.04 or later). Anything else, and it builds there as before (JOBS jobs, only the targets of
 # the stages asked for, build-gpu-deps/ for the libraries the machine lacks) and says why in the summary.
 #
 # Usage:
