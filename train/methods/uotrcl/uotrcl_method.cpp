@@ -236,7 +236,8 @@ StepResult UotrclMethod::train_step(int64_t epoch, int64_t step) {
   StepResult result;
   result.pairs = b;
   Tensor loss;
-  if (info_.phase == "warmup") {
+  const bool warmup = epoch < common_.warmup_epoch;  // begin_epoch's phase: "warmup", else "main"
+  if (warmup) {
     loss = uotrcl::warmup_ce_loss(logits_v, logits_t, index_select(noisy_one_hot_v_, 0, rows),
                                   index_select(noisy_one_hot_t_, 0, rows));
     result.parts["ce"] = loss.item<double>();
@@ -269,7 +270,7 @@ StepResult UotrclMethod::train_step(int64_t epoch, int64_t step) {
   result.loss = loss.item<double>();
   check_finite_loss(name(), epoch, step, "loss", result.loss);
 
-  if (info_.phase == "main" && options_.target_update == TargetUpdate::Batch) {
+  if (!warmup && options_.target_update == TargetUpdate::Batch) {
     // Eq. (9) for the batch's pairs, from the embeddings of this forward (before the update).
     NoGradGuard no_grad;
     const Tensor old_rows = index_select(targets_, 0, rows);
