@@ -23,6 +23,8 @@
 #include "test_util.h"
 #include "train/cli/app.h"
 #include "train/run/run_folder.h"
+#include "train/run/training_state.h"
+#include "viz/epoch_splits.h"
 
 namespace rematch::cli {
 namespace {
@@ -279,6 +281,67 @@ TEST_F(TrainCommandTest, RcslAndRcslNcRunThroughTheCli) {
   for (const char* run : {"rcsl", "nc"})
     for (const char* f : {"config.json", "checkpoint_best.safetensors", "results.md"})
       EXPECT_TRUE(std::filesystem::exists(path(run) + "/" + f)) << run << "/" << f;
+}
+
+TEST_F(TrainCommandTest, L2rmAndRcslNcRunsKeepEachEpochsSplit) {
+  // splits/ (docs/viz.md §4.1): one file per epoch after the warm-up, one value per training caption, equal to
+  // the clean set the epoch_start record counts; and for l2rm the split its checkpoint keeps (the last epoch's).
+  ASSERT_EQ(run_cli(train("l2rm", "l2rm", "2") + std::vector<std::string>{"--warmup_epoch", "1"}).code, kExitOk);
+  ASSERT_EQ(run_cli(train("rcsl-nc", "nc") + std::vector<std::string>{"--warmup_epoch", "1", "--mine_epoch", "1",
+                                                                       "--lr_milestones", "1", "--eval_batch", "16"})
+                .code,
+            kExitOk);
+  for (const char* run : {"l2rm", "nc"}) {
+    const std::vector<viz::EpochSplit> splits = viz::read_epoch_splits(path(run));
+    ASSERT_FALSE(splits.empty()) << run;
+    EXPECT_EQ(splits.front().epoch, 1) << run;  // epoch 0 is the warm-up
+    std::map<int64_t, double> clean_size;
+    for (const run::MetricRecord& m : run::read_metrics(path(run) + "/metrics.jsonl"))
+      if (m.kind == "epoch_start" && m.has("clean_size")) clean_size[m.epoch] = m.get("clean_size");
+    for (const viz::EpochSplit& s : splits) {
+      EXPECT_EQ(s.kind, viz::SplitKind::kept);
+      EXPECT_EQ(s.values.size(), 200u) << run;  // 40 training images x 5 captions
+      ASSERT_TRUE(clean_size.count(s.epoch)) << run << " epoch " << s.epoch;
+      EXPECT_EQ(std::count(s.values.begin(), s.values.end(), 1.0), clean_size.at(s.epoch)) << run;
+    }
+  }
+  const std::vector<int64_t> kept =
+      train::TrainingState::load(path("l2rm") + "/checkpoint_latest.safetensors").get_int_vector("l2rm.clean");
+  const viz::EpochSplit last = viz::read_epoch_splits(path("l2rm")).back();
+  EXPECT_EQ(last.epoch, 2);
+  EXPECT_EQ(std::vector<double>(kept.begin(), kept.end()), last.values);
+  // A method that decides nothing per pair keeps no splits/.
+  ASSERT_EQ(run_cli(train("triplet", "triplet", "1")).code, kExitOk);
+  EXPECT_FALSE(std::filesystem::exists(path("triplet") + "/splits"));
+}
+
+TEST_F(TrainCommandTest, TheDataIsCheckedBeforeTrainingAndBeforeResuming) {
+  // A dev feature file cut short: `rematch train` names it before a run folder exists.
+  const std::string dev = path("synth") + "/synth_precomp/dev_ims.npy";
+  const std::string saved = path("dev_ims.npy");
+  std::filesystem::copy_file(dev, saved);
+  std::filesystem::resize_file(dev, std::filesystem::file_size(dev) - 64);
+  const CliResult cut = run_cli(train("triplet", "run"));
+  EXPECT_EQ(cut.code, kExitFailure);
+  EXPECT_NE(cut.err.find("data check"), std::string::npos) << cut.err;
+  EXPECT_NE(cut.err.find("dev_ims.npy"), std::string::npos) << cut.err;
+  EXPECT_FALSE(std::filesystem::exists(path("run")));
+  // The same on --resume: a run made on good data, then its training captions lose a line.
+  std::filesystem::copy_file(saved, dev, std::filesystem::copy_options::overwrite_existing);
+  ASSERT_EQ(run_cli(train("triplet", "run", "1")).code, kExitOk);
+  const std::string caps = path("synth") + "/synth_precomp/train_caps.txt";
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(caps);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+  }
+  {
+    std::ofstream out(caps, std::ios::trunc);
+    for (size_t i = 0; i + 1 < lines.size(); ++i) out << lines[i] << "\n";
+  }
+  const CliResult resumed = run_cli({"train", "--resume", path("run")});
+  EXPECT_EQ(resumed.code, kExitFailure);
+  EXPECT_NE(resumed.err.find("train_caps.txt"), std::string::npos) << resumed.err;
 }
 
 TEST_F(TrainCommandTest, NanInTheDataStopsAtTheStepAndNamesTheOp) {

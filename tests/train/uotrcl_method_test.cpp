@@ -193,6 +193,17 @@ TEST(UotrclMethod, CorrectedLabelsBeatSixtyPercentSymmetricNoiseByTwentyPoints) 
             << corrected << ", targets y " << targets << ", noisy labels " << noisy << "; test mAP i2t "
             << test.metrics.at("map_i2t") << " t2i " << test.metrics.at("map_t2i") << "\n";
   EXPECT_GE(corrected - noisy, 0.20);
+  // What the run folder keeps of the last epoch (splits/, docs/viz.md §4.1): the corrected class of every
+  // training pair, as accurate as the epoch's label_accuracy says; nothing for a warm-up epoch.
+  EXPECT_FALSE(m.epoch_split(0).has_value());
+  const std::optional<viz::EpochSplit> split = m.epoch_split(m.num_epochs() - 1);
+  ASSERT_TRUE(split.has_value());
+  EXPECT_EQ(split->kind, viz::SplitKind::label);
+  const std::vector<int64_t>& clean = data.train.image_labels;
+  ASSERT_EQ(split->values.size(), clean.size());
+  int64_t right = 0;
+  for (size_t i = 0; i < clean.size(); ++i) right += split->values[i] == static_cast<double>(clean[i]);
+  EXPECT_DOUBLE_EQ(static_cast<double>(right) / static_cast<double>(clean.size()), corrected);
 }
 
 }  // namespace

@@ -189,6 +189,7 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOption
     }
     if (dry) return dry_run(c, out, err);
     usable_device(c.device.spec(), "--device");  // before any data is read
+    train::check_training_data(c, err);
     run = train::train_new_run(c, err);
     return report(run.outcome, run.run_dir, out);
   }
@@ -217,6 +218,7 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOption
   const train::ResumePlan plan = train::check_resume(folder, resume_options);
   for (const std::string& note : plan.notes) err << note << "\n";
   usable_device(c.device.spec(), "--device (from " + c.resume + "/config.json)");
+  train::check_training_data(c, err);
   std::unique_ptr<train::Method> method = train::make_method(c, err);
   report(train::run_training(*method, c, folder, &plan, err), folder.dir(), out);
 }

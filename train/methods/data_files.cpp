@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "tensor/error.h"
+#include "train/data/data_check.h"
 #include "train/data/precomp_dataset.h"
 #include "train/data/vocab.h"
 #include "train/methods/method_spec.h"
@@ -90,6 +91,18 @@ std::vector<DataFile> check_data_files(const TrainConfig& c) {
     check_file(out.back(), "--" + f->name);
   }
   return out;
+}
+
+void check_training_data(const TrainConfig& c, std::ostream& log) {
+  data::TrainingDataFiles files;
+  files.data_path = c.data_path;
+  files.data_name = c.data_name;
+  files.vocab_path = c.vocab_path;
+  files.noise_file = c.noise_file;
+  files.test_split = c.test_split_name();
+  files.labeled = method_spec(c.method).layout == DataLayout::Labelled;
+  files.valid_len = c.valid_len;
+  data::check_for_training(files, log);
 }
 
 }  // namespace rematch::train

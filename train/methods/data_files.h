@@ -7,6 +7,7 @@
 // method's spec says, and every file flag given (FlagKind::File: --noise_file, --word_vectors).
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -22,5 +23,12 @@ struct DataFile {
 // The files of a resolved config (resolve_defaults ran), each checked; the first that is missing or unreadable
 // is an Error naming its role, the flags that locate it, and the path.
 std::vector<DataFile> check_data_files(const TrainConfig& config);
+
+// The data check `rematch train` runs at its start, new run or resume (docs/data.md §5.3): the cheap checks of
+// `rematch data check` (headers, shapes, counts; no whole-file reads) on the files this run reads — train, dev,
+// --test_split, the vocabulary and --noise_file — in the method's layout. Warnings go to `log`; a problem that
+// would stop the run or make it train on other data (a truncated feature file, a count that differs from the
+// captions, a noise file whose real ratio differs from its name) is one Error listing each file.
+void check_training_data(const TrainConfig& config, std::ostream& log);
 
 }  // namespace rematch::train

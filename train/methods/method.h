@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 #include "train/run/training_state.h"
+#include "viz/epoch_splits.h"
 
 namespace rematch::train {
 
@@ -119,6 +121,13 @@ class Method {
   virtual std::string results_notes() const { return ""; }
   // The statistics of EpochInfo::stats the trainer shows, in the order it shows them (EpochStat).
   virtual std::vector<EpochStat> epoch_stats() const { return {}; }
+  // What begin_epoch(epoch) decided about each training pair (caption order), for the run folder's splits/
+  // (viz/epoch_splits.h, docs/viz.md §4): L2RM's clean/mismatched split, RCSL-NC's paired labels, UOT-RCL's
+  // corrected labels. None for a method (or an epoch, such as a warm-up) that decides nothing per pair.
+  virtual std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const {
+    (void)epoch;
+    return std::nullopt;
+  }
 };
 
 }  // namespace rematch::train

@@ -197,6 +197,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     } else {
       info = method.begin_epoch(e);
       pos.in_epoch = true;
+      // Before epoch_start is logged: a report that finds the record finds the epoch's split (docs/viz.md §4).
+      if (const std::optional<viz::EpochSplit> split = method.epoch_split(e)) viz::write_epoch_split(folder.dir(), *split);
       run::MetricRecord r{e, 0, "epoch_start", {{"lr", method.learning_rate()}, {"steps", double(info.steps)}}};
       for (const auto& [k, v] : info.stats) r.values.emplace_back(k, v);
       metrics.append(r);

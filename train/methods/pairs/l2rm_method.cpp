@@ -282,6 +282,12 @@ void L2rmMethod::load_state(const TrainingState& s) {
   quality_ = data::split_quality(clean_, data_.correspondence.clean);
 }
 
+// The Beta mixture's split of begin_epoch (docs/methods/l2rm.md §1.3): kept = 1 for the clean set.
+std::optional<viz::EpochSplit> L2rmMethod::epoch_split(int64_t epoch) const {
+  if (warmup(epoch) || clean_.empty()) return std::nullopt;
+  return viz::EpochSplit{epoch, "l2rm", viz::SplitKind::kept, {clean_.begin(), clean_.end()}};
+}
+
 void L2rmMethod::write_plots(const std::string& dir, int64_t epoch) {
   if (!mixture_.x.empty() && mixture_.fitted) {
     // The histogram's tallest bar (density units), so a component density that diverges at 0 or 1 (a Beta

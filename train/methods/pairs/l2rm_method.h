@@ -43,6 +43,7 @@ class L2rmMethod : public PairsMethod {
   std::vector<double> per_sample_losses(int64_t epoch);
   // The clean flags of the split in progress (index = caption); empty during warm-up.
   const std::vector<uint8_t>& clean() const { return clean_; }
+  std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const override;
 
   // The OT cost of a noisy batch's scores S [B, B], no graph (§1.5): C = max(f_c(S), 1e-10) with f_c's current
   // weights, or with --cost_function cosine (Table 3's w/o learnable cost) C = max(1 − S, 1e-10), the cosine

@@ -405,6 +405,13 @@ void RcslMethod::load_state(const TrainingState& s) {
 
 void RcslMethod::write_run_files(const std::string& dir) { data::save_noise(correspondence_, dir); }
 
+// RCSL-NC's split after its warm-up (docs/methods/rcsl.md §3.6): kept = 1 for the pairs it trains as paired.
+// RCSL's own labels are the semi-paired data's, known before training: nothing it decides.
+std::optional<viz::EpochSplit> RcslMethod::epoch_split(int64_t epoch) const {
+  if (!noisy_ || epoch < warmup_epochs_ || labels_.empty()) return std::nullopt;
+  return viz::EpochSplit{epoch, name(), viz::SplitKind::kept, {labels_.begin(), labels_.end()}};
+}
+
 std::string RcslMethod::results_notes() const {
   std::ostringstream s;
   if (noisy_)

@@ -81,6 +81,7 @@ class RcslMethod : public Method {
   void write_run_files(const std::string& dir) override;
   std::string results_notes() const override;
   std::vector<EpochStat> epoch_stats() const override;
+  std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const override;
 
   models::VseModel& model() { return *model_; }
   const PairsData& data() const { return data_; }

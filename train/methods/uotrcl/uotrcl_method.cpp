@@ -367,6 +367,20 @@ void UotrclMethod::write_plots(const std::string& dir, int64_t epoch) {
                              counts, K);
 }
 
+// The labels begin_epoch corrected (docs/methods/uotrcl.md §4.3): the class of each training pair, argmax of
+// Ŷ's row; the report compares them with the clean labels.
+std::optional<viz::EpochSplit> UotrclMethod::epoch_split(int64_t epoch) const {
+  if (epoch < common_.warmup_epoch || !corrected_.defined()) return std::nullopt;
+  const int64_t K = num_classes_;
+  const std::vector<double> v = corrected_.to_vector<double>();
+  viz::EpochSplit s{epoch, "uotrcl", viz::SplitKind::label, {}};
+  for (size_t i = 0; i + static_cast<size_t>(K) <= v.size(); i += static_cast<size_t>(K)) {
+    const auto row = v.begin() + static_cast<std::ptrdiff_t>(i);
+    s.values.push_back(static_cast<double>(std::max_element(row, row + K) - row));
+  }
+  return s;
+}
+
 std::string UotrclMethod::results_notes() const {
   if (info_.phase != "main") return "";
   std::ostringstream s;

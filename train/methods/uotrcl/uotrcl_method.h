@@ -51,6 +51,7 @@ class UotrclMethod : public Method {
   // plots/corrected_labels.png: the confusion matrix of the corrected labels against the clean ones.
   void write_plots(const std::string& dir, int64_t epoch) override;
   std::string results_notes() const override;
+  std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const override;
   // The corrected labels' accuracy against the clean ones: on the epoch line and plotted.
   std::vector<EpochStat> epoch_stats() const override { return {{"label_accuracy", 3, true, true, false}}; }
   // noisy_labels.npy: the training labels actually used (data::save_label_noise).
