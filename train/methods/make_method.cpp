@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "train/methods/ncr/ncr_method.h"
 #include "train/methods/pairs/l2rm_method.h"
 #include "train/methods/pairs/pairs_method.h"
 #include "train/methods/rcsl/rcsl_method.h"
@@ -16,6 +17,7 @@ const std::vector<const MethodSpec*>& registered_methods() {
       &triplet_method_spec(),
       &infonce_method_spec(),
       &rcl_method_spec(),
+      &ncr_method_spec(),
       &l2rm_method_spec(),
       &rcsl_method_spec(),
       &rcsl_nc_method_spec(),
