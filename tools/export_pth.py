@@ -13,6 +13,11 @@ with the official names and shapes (§4.9; rematch uses the same), so the offici
 tools/convert_pth.py turns it back into the same tensors, bit for bit. 'opt' holds every option of the
 official opts.py: the model's sizes from model_config, the data set from the flags, the rest opts.py's
 defaults. The official VisualSA hard-codes 36 regions (§4.1), so a model of another region count is refused.
+A `rematch train --method ncr` checkpoint holds two nets, A ("model.<name>") and B ("model_B.<name>"); it is written
+as NCR's `co_train.py: main` saves (XLearning-SCU/2021-NeurIPS-NCR, docs/methods/ncr.md §6),
+  {'epoch', 'model_A': [3 state dicts], 'model_B': [3 state dicts], 'best_rsum', 'opt'},
+with 'opt' every option of NCR's `run.py` at its default but the model's sizes and the data set, so NCR's
+`evaluation.py: evalrank` loads it; convert_pth.py --model A | B reads each net back.
 A user error prints one line per problem and exits with status 2; the file is written atomically.
 """
 import argparse
@@ -40,6 +45,15 @@ OPTS_DEFAULTS = OrderedDict([
     ("grad_clip", 2.0), ("margin", 0.2), ("max_violation", True), ("img_dim", 2048), ("word_dim", 300),
     ("embed_size", 1024), ("sim_dim", 256), ("num_layers", 1), ("bi_gru", True), ("no_imgnorm", False),
     ("no_txtnorm", False), ("module_name", "SGR"), ("sgr_step", 3)])
+# NCR run.py, every option with its default (the random --seed as 0, --output_dir without its time stamp).
+NCR_OPTS_DEFAULTS = OrderedDict([
+    ("data_path", "/data/NCR-data/data"), ("data_name", "f30k_precomp"), ("vocab_path", "/data/NCR-data/vocab"),
+    ("batch_size", 128), ("num_epochs", 40), ("lr_update", 30), ("learning_rate", 0.0002), ("workers", 0),
+    ("log_step", 100), ("grad_clip", 2.0), ("margin", 0.2), ("img_dim", 2048), ("word_dim", 300),
+    ("embed_size", 1024), ("sim_dim", 256), ("num_layers", 1), ("bi_gru", True), ("no_imgnorm", False),
+    ("no_txtnorm", False), ("module_name", "SGR"), ("sgr_step", 3), ("noise_file", ""), ("noise_ratio", 0.2),
+    ("no_co_training", False), ("warmup_epoch", 1), ("warmup_model_path", ""), ("p_threshold", 0.5),
+    ("soft_margin", "exponential"), ("gpu", "0"), ("seed", 0), ("output_dir", "output")])
 
 
 def fail(*messages):
@@ -89,8 +103,22 @@ def model_of(path, meta, tensors):
     return config, state
 
 
-def options(config, args):
-    opt = OrderedDict(OPTS_DEFAULTS)
+def ncr_net_b(tensors):
+    """Net B of an NCR checkpoint ("model_B.<name>"), or None for a one-model checkpoint."""
+    state = OrderedDict((name[len("model_B."):], t) for name, t in tensors.items() if name.startswith("model_B."))
+    return state or None
+
+
+def official_dicts(state):
+    dicts = [OrderedDict(), OrderedDict(), OrderedDict()]
+    for name, t in state.items():
+        part = ("img_enc.", "txt_enc.", "sim_enc.").index(name[:8])
+        dicts[part][name[8:]] = torch.from_numpy(np.array(t))  # a writable copy, same dtype and bytes
+    return dicts
+
+
+def options(config, args, defaults=OPTS_DEFAULTS):
+    opt = OrderedDict(defaults)
     for key in ("img_dim", "word_dim", "embed_size", "sim_dim", "module_name", "sgr_step"):
         opt[key] = config[key]
     opt["vocab_size"] = config["vocab_size"]  # the official evaluation sets it from the vocabulary file
@@ -135,11 +163,24 @@ def main():
     if dims["num_regions"] != OFFICIAL_REGIONS:
         fail(f"'{args.checkpoint}' is a model of {dims['num_regions']} regions per image; the official code "
              f"hard-codes {OFFICIAL_REGIONS} (VisualSA), so it could not load it")
-    dicts = [OrderedDict(), OrderedDict(), OrderedDict()]
-    for name, t in state.items():
-        part = ("img_enc.", "txt_enc.", "sim_enc.").index(name[:8])
-        dicts[part][name[8:]] = torch.from_numpy(np.array(t))  # a writable copy, same dtype and bytes
+    state_b = ncr_net_b(tensors)
+    if state_b is not None:
+        try:
+            check_model({name: t.shape for name, t in state_b.items()}, config)
+        except LayoutError as e:
+            fail(*[f"'{args.checkpoint}' (net B): {problem}" for problem in e.args[0]])
+    dicts = official_dicts(state)
     best = float(json.loads(meta["trainer.best_score"])) if "trainer.best_score" in meta else 0.0
+    if state_b is not None:
+        # NCR's co_train.py saves the co-training epoch in progress (`"epoch": epoch`); rematch's epochs count the
+        # warm-up too, so this is the epochs completed, as for the one-model format.
+        checkpoint = {"epoch": completed_epochs(meta), "model_A": dicts, "model_B": official_dicts(state_b),
+                      "best_rsum": max(best, 0.0), "opt": options(config, args, NCR_OPTS_DEFAULTS)}
+        tool_output.write_atomically("export_pth", args.output, lambda f: torch.save(checkpoint, f),
+                                     "model_best.pth.tar")
+        print(f"export_pth: wrote {args.output}: NCR nets A and B ({dims['module_name']}), "
+              f"{sum(len(d) for d in dicts)} tensors in 3 state dicts each, opt.data_name={checkpoint['opt'].data_name}")
+        return
     checkpoint = {"epoch": completed_epochs(meta), "model": dicts,
                   "best_rsum": max(best, 0.0), "opt": options(config, args),
                   "Eiters": integer_entry(meta, "trainer.step", "step")}
