@@ -1,7 +1,8 @@
 // `rematch retrieve`: the HTML page parsed back — every image it names exists in the report folder, and each
 // query's results, ranks, scores and ground-truth marks are eval's top-k (train/eval/retrieval_metrics.h, ties
 // included) — for a saved matrix and for a checkpoint scored as `rematch score` scores it; and `--run`, the pairs
-// a run's method flagged, checked against the run's noise and splits.
+// a run's method flagged, checked against the run's noise and splits, and for a run on class-labelled data the
+// labels it corrected, checked against the data's clean labels and the run's noisy ones.
 #include "train/cli/retrieve_command.h"
 
 #include <cmath>
@@ -11,10 +12,14 @@
 
 #include "cli_runner.h"
 #include "test_util.h"
+#include "train/data/labeled_dataset.h"
 #include "train/data/noise.h"
 #include "train/eval/retrieval_metrics.h"
+#include "train/synth/labeled_world.h"
 #include "train/synth/pairs_world.h"
 #include "viz/epoch_splits.h"
+#include "viz/html.h"
+#include "viz/label_page.h"
 
 namespace rematch::cli {
 namespace {
@@ -227,6 +232,57 @@ TEST_F(RetrieveCommandTest, RunPageShowsWhatTheSplitCaught) {
   EXPECT_NE(html.find("<tr data-epoch=\"3\"><td>4</td><td>" + std::to_string(d.flagged) + "</td><td>" +
                       std::to_string(d.truly_mismatched) + "</td><td>" + std::to_string(d.caught) + "</td>"),
             std::string::npos);
+}
+
+TEST_F(RetrieveCommandTest, LabelledRunPageShowsTheCorrectedLabels) {
+  // A UOT-RCL run folder: config.json, the noisy labels it trained on, and two epochs of corrected labels.
+  synth::LabeledWorldConfig w;
+  w.classes = 4;
+  w.train_samples = 80;
+  w.valid_samples = 8;
+  w.test_samples = 8;
+  const std::string data = synth::write_labeled_world(synth::make_labeled_world(w), path("labeled"));
+  const data::LabeledDataset d = data::load_labeled(data, -1);
+  const std::vector<int64_t>& clean = d.train.image_labels;
+  const fs::path run = dir_ / "uot";
+  fs::create_directories(run);
+  std::ofstream(run / "config.json") << "{\"method\": \"uotrcl\", \"data_path\": \"" << data << "\"}\n";
+  const data::NoisyLabels noisy = data::inject_label_noise(d.train, 4, 0.5, data::LabelNoise::symmetric, 5);
+  data::save_label_noise(noisy, run.string());
+  std::vector<double> first(noisy.image_labels.begin(), noisy.image_labels.end()), second(80);
+  for (size_t i = 0; i < 80; ++i)  // the second epoch fixes every fourth pair and breaks every seventh
+    second[i] = static_cast<double>(i % 4 == 0 ? clean[i] : i % 7 == 0 ? (clean[i] + 1) % 4 : noisy.image_labels[i]);
+  viz::write_epoch_split(run.string(), {1, "uotrcl", viz::SplitKind::label, first});
+  viz::write_epoch_split(run.string(), {2, "uotrcl", viz::SplitKind::label, second});
+  const auto r = run_cli({"retrieve", "--run", run.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const std::string html = read_file(run / "report" / "index.html");
+  EXPECT_TRUE(fs::is_regular_file(run / "report" / "labels.png"));
+  // The per-epoch rows: the corrected labels' accuracy against the clean ones.
+  for (const auto& [epoch, labels] : {std::pair<int64_t, const std::vector<double>*>{1, &first}, {2, &second}}) {
+    const viz::LabelEpoch e = viz::label_epoch(epoch, clean, noisy.image_labels,
+                                               std::vector<int64_t>(labels->begin(), labels->end()));
+    int64_t right = 0;
+    for (size_t i = 0; i < 80; ++i) right += (*labels)[i] == static_cast<double>(clean[i]);
+    EXPECT_DOUBLE_EQ(e.corrected_accuracy, right / 80.0);
+    EXPECT_NE(html.find("<tr data-epoch=\"" + std::to_string(epoch) + "\"><td>" + std::to_string(epoch + 1) +
+                        "</td><td>80</td><td>" + viz::fixed_str(e.noisy_accuracy, 4) + "</td><td>" +
+                        viz::fixed_str(e.corrected_accuracy, 4) + "</td><td>" + std::to_string(e.fixed) + "</td><td>" +
+                        std::to_string(e.broken) + "</td>"),
+              std::string::npos)
+        << "epoch " << epoch;
+  }
+  // Every sample row agrees with the data, the noisy labels and the last epoch.
+  const std::regex row("data-sample=\"(\\d+)\" data-clean=\"(\\d+)\" data-noisy=\"(\\d+)\" data-corrected=\"(\\d+)\"");
+  int64_t rows = 0;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), row); it != std::sregex_iterator(); ++it, ++rows) {
+    const size_t i = static_cast<size_t>(std::stoll((*it)[1]));
+    ASSERT_LT(i, 80u);
+    EXPECT_EQ(std::stoll((*it)[2]), clean[i]);
+    EXPECT_EQ(std::stoll((*it)[3]), noisy.image_labels[i]);
+    EXPECT_EQ(static_cast<double>(std::stoll((*it)[4])), second[i]);
+  }
+  EXPECT_GT(rows, 12);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "train/data/precomp_dataset.h"
 #include "train/data/vocab.h"
 #include "train/eval/retrieval_metrics.h"
+#include "train/methods/method_spec.h"
 #include "viz/html.h"
 #include "viz/retrieval_page.h"
 #include "viz/thumbnails.h"
@@ -24,6 +25,17 @@ namespace rematch::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Whether the run's method reads class-labelled data (its spec's layout; an unknown method is not).
+bool labelled_run(const std::string& run_dir) {
+  std::ifstream in(run_dir + "/config.json");
+  const nlohmann::json config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object() || !config.contains("method") || !config["method"].is_string()) return false;
+  const std::string method = config["method"].get<std::string>();
+  for (const train::MethodSpec* m : train::registered_methods())
+    if (m->name == method) return m->layout == train::DataLayout::Labelled;
+  return false;
+}
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);
@@ -169,6 +181,7 @@ std::string write_run_report(const std::string& run_dir, const std::string& out_
   co.out_dir = out_dir;
   co.images = images;
   co.page_name = "index.html";
+  if (labelled_run(run_dir)) return write_label_report(run_dir, co, log);
   const std::string best = run_dir + "/checkpoint_best.safetensors";
   if (fs::is_regular_file(best)) {
     std::ifstream in(run_dir + "/config.json");

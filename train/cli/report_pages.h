@@ -57,8 +57,15 @@ struct CaughtReportOptions {
 // on the clean-set statistics of metrics.jsonl. Returns the page's path.
 std::string write_caught_report(const std::string& run_dir, const CaughtReportOptions& options, std::ostream& log);
 
+// <out_dir>/<page_name> (and labels.png): for a run on class-labelled data (UOT-RCL), the labels its method
+// corrected, per epoch against the clean training labels of its --data_path and the noisy ones it trained on
+// (<run_dir>/noisy_labels.npy), from the label splits in <run_dir>/splits/ (viz/label_page.h). Returns its path.
+std::string write_label_report(const std::string& run_dir, const CaughtReportOptions& options, std::ostream& log);
+
 // A run folder's whole report in <out_dir>: index.html (what the run caught) linking retrieval.html (what
 // checkpoint_best retrieves on the run's test split) when the run has a best checkpoint; returns index.html's path.
+// A run on class-labelled data gets the page of the labels it corrected instead (write_label_report), alone: its
+// samples are feature vectors, with no caption or picture to retrieve.
 std::string write_run_report(const std::string& run_dir, const std::string& out_dir, const ImageSource& images,
                              std::ostream& log);
 
