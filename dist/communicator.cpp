@@ -42,6 +42,11 @@ int env_int(const char* name) {
 
 }  // namespace
 
+CollectiveTally& collective_tally() {
+  static CollectiveTally tally;
+  return tally;
+}
+
 const char* backend_name(Backend b) {
   switch (b) {
     case Backend::None: return "none";

@@ -68,6 +68,16 @@ Communicator& world();
 // Ends the process-wide communicator (MPI_Finalize); registered with atexit when mpi or nccl starts.
 void finalize_world();
 
+// What this process's collectives cost so far (every backend but none; a collective made inside another counts
+// once): wall seconds inside them, the bytes this rank contributed, and how many were made. For the log of a
+// data-parallel run and bench/RESULTS.md's communication share.
+struct CollectiveTally {
+  double seconds = 0;
+  int64_t bytes = 0;
+  int64_t calls = 0;
+};
+CollectiveTally& collective_tally();
+
 // Runs f; in a world of several ranks an exception ends every rank at once (abort) with its message, since
 // the others would wait forever in their next collective. In a world of one it propagates as usual.
 void run_on_every_rank(const std::function<void()>& f);

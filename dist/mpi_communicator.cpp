@@ -6,6 +6,7 @@
 #ifdef REMATCH_WITH_MPI
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +36,27 @@ template <typename T> void add_into(Tensor& acc, const Tensor& x) {
   for (int64_t i = 0; i < acc.numel(); ++i) a[i] = static_cast<T>(a[i] + b[i]);
 }
 
+// Counts a collective in collective_tally() (the outermost one only: all_reduce_sum gathers inside).
+class Tallied {
+ public:
+  explicit Tallied(size_t bytes) {
+    if (depth_++ > 0) return;
+    start_ = std::chrono::steady_clock::now();
+    collective_tally().bytes += static_cast<int64_t>(bytes);
+    ++collective_tally().calls;
+  }
+  ~Tallied() {
+    if (--depth_ > 0) return;
+    collective_tally().seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  Tallied(const Tallied&) = delete;
+  Tallied& operator=(const Tallied&) = delete;
+
+ private:
+  static inline int depth_ = 0;
+  std::chrono::steady_clock::time_point start_;
+};
+
 class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator() : mpi_(mpi_start()), rank_(mpi_.rank), size_(mpi_.size), local_rank_(mpi_.local_rank) {}
@@ -46,6 +68,7 @@ class MpiCommunicator final : public Communicator {
   int local_rank() const override { return local_rank_; }
 
   Tensor all_gather(const Tensor& t) override {
+    const Tallied tallied(byte_size(t));
     const Tensor h = host_contiguous(t);
     check_same_tail(h, "all_gather");
     const long long mine = static_cast<long long>(byte_size(h));
@@ -74,6 +97,7 @@ class MpiCommunicator final : public Communicator {
 
   Tensor all_reduce_sum(const Tensor& t) override {
     REMATCH_CHECK(t.dtype() != DType::Bool, "all_reduce_sum: bool tensors have no sum");
+    const Tallied tallied(byte_size(t));
     const Tensor h = host_contiguous(t);
     const Tensor flat = kernels::reshape(h, {1, h.numel()});
     const Tensor all = all_gather(flat);  // [world, numel], rank order
@@ -86,12 +110,14 @@ class MpiCommunicator final : public Communicator {
   }
 
   Tensor reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& rows_per_rank) override {
+    const Tallied tallied(byte_size(t));
     const RowRange mine = scattered_rows(t, rows_per_rank, rank_, size_);
     return kernels::contiguous(kernels::narrow(all_reduce_sum(t), 0, mine.begin, mine.end - mine.begin));
   }
 
   Tensor broadcast(const Tensor& t, int root) override {
     REMATCH_CHECK(root >= 0 && root < size_, "broadcast: root ", root, " outside a world of ", size_);
+    const Tallied tallied(byte_size(t));
     Tensor h = kernels::clone(kernels::to_device(t, Device::cpu()));
     const long long mine = static_cast<long long>(byte_size(h));
     long long theirs = mine;
@@ -102,7 +128,10 @@ class MpiCommunicator final : public Communicator {
     return kernels::to_device(h, t.device());
   }
 
-  void barrier() override { check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+  void barrier() override {
+    const Tallied tallied(0);
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  }
 
   [[noreturn]] void abort(const std::string& message, int code) override {
     std::fprintf(stderr, "rank %d of %d: %s\n", rank_, size_, message.c_str());

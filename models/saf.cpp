@@ -20,8 +20,16 @@ Tensor AttentionFiltration::normalise_training(const Tensor& u, const Tensor& re
     // The official loop calls BN once per caption: rm ← (1−m)·rm + m·μ_c, rv ← (1−m)·rv + m·v_c·n_c/(n_c−1),
     // in caption order. A handful of scalars, so it runs on the host in double.
     NoGradGuard no_grad;
-    const std::vector<double> mus = mu.to_vector<double>(), vars = var.to_vector<double>();
-    const std::vector<double> counts = count.to_vector<double>();
+    std::vector<double> mus = mu.to_vector<double>(), vars = var.to_vector<double>();
+    std::vector<double> counts = count.to_vector<double>();
+    if (gather_) {  // this rank's captions -> the batch's, in caption order
+      std::vector<double> mine;
+      for (size_t c = 0; c < mus.size(); ++c) mine.insert(mine.end(), {mus[c], vars[c], counts[c]});
+      const std::vector<double> all =
+          gather_(from_vector(mine, {static_cast<int64_t>(mus.size()), 3})).to_vector<double>();
+      mus.clear(), vars.clear(), counts.clear();
+      for (size_t i = 0; i + 2 < all.size(); i += 3) mus.push_back(all[i]), vars.push_back(all[i + 1]), counts.push_back(all[i + 2]);
+    }
     const Tensor& running_mean = bn_->buffer("running_mean");
     const Tensor& running_var = bn_->buffer("running_var");
     double rm = running_mean.item<double>(), rv = running_var.item<double>();

@@ -9,6 +9,7 @@
 // State-dict names (under "sim_enc.SAF_module."): attn_sim_w (Linear m→1), bn (BatchNorm1d(1)).
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "nn/nn.h"
@@ -24,6 +25,12 @@ class AttentionFiltration : public nn::Module {
   Tensor forward(const Tensor& nodes, const Tensor& node_mask);
   Tensor operator()(const Tensor& nodes, const Tensor& node_mask) { return forward(nodes, node_mask); }
 
+  // Data-parallel training (SgrafModel::forward_columns, docs/distributed.md §4): a call sees only this rank's
+  // captions. `gather` takes their statistics, float64 [B_cap, 3] (mean, biased variance, count) on the host, to
+  // those of every caption of the batch in caption order, so the running statistics move over the whole batch
+  // as one process moves them. Empty (the default): the call's captions are the batch.
+  void set_statistics_gather(std::function<Tensor(const Tensor&)> gather) { gather_ = std::move(gather); }
+
  private:
   // û for every pair and node with per-caption batch statistics, updating the running ones.
   Tensor normalise_training(const Tensor& u, const Tensor& real);
@@ -31,6 +38,7 @@ class AttentionFiltration : public nn::Module {
   int64_t sim_dim_;
   std::shared_ptr<nn::Linear> attn_;
   std::shared_ptr<nn::BatchNorm1d> bn_;
+  std::function<Tensor(const Tensor&)> gather_;
 };
 
 }  // namespace rematch::models

@@ -11,7 +11,40 @@ SgrafModel::SgrafModel(const SgrafConfig& config, DType dtype, Generator* gen) :
 }
 
 Tensor SgrafModel::forward(const Tensor& regions, const Tensor& ids, const Tensor& lengths) {
-  return sim_enc_->forward(encode_images(regions), encode_captions(ids, lengths), lengths);
+  // Captions first, then images, in this order (forward_columns draws its dropout masks in the same order): the
+  // order GCC gave the arguments of one call before, kept so that a seed trains the run it trained.
+  const Tensor cap_emb = encode_captions(ids, lengths);
+  const Tensor img_emb = encode_images(regions);
+  return sim_enc_->forward(img_emb, cap_emb, lengths);
+}
+
+Tensor SgrafModel::forward_columns(const Tensor& regions, const Tensor& ids, const Tensor& lengths,
+                                   const ColumnShare& share) {
+  const int64_t b = regions.size(0), n = share.end - share.begin;
+  REMATCH_CHECK(ids.size(0) == b && lengths.size(0) == b && share.begin >= 0 && n > 0 && share.end <= b &&
+                    share.gather,
+                "forward_columns: rows [", share.begin, ", ", share.end, ") of a batch of ", b, " images and ",
+                ids.size(0), " captions");
+  // The dropout masks are drawn in forward()'s order: word embeddings, TextSA, VisualSA.
+  const Tensor words = txt_enc_->embed_words(ids, lengths);  // [B, L, word_dim]
+  const Tensor my_lengths = contiguous(narrow(lengths, 0, share.begin, n));
+  const Tensor cap = share.gather(txt_enc_->encode_words(narrow(words, 0, share.begin, n), my_lengths));
+  const Tensor img = share.gather(encode_images(narrow(regions, 0, share.begin, n)));  // [B, R, d]
+  const CaptionSide all = sim_enc_->encode_captions(cap, lengths);
+  const ImageSide images = sim_enc_->encode_images(img);
+  CaptionSide mine;
+  mine.words = narrow(all.words, 0, share.begin, n);
+  mine.lengths = my_lengths;
+  mine.word_mask = contiguous(narrow(all.word_mask, 0, share.begin, n));
+  mine.global = narrow(all.global, 0, share.begin, n);
+  AttentionFiltration* saf = sim_enc_->saf();
+  if (saf == nullptr) return sim_enc_->scores(images, mine);
+  struct Unset {
+    AttentionFiltration* saf;
+    ~Unset() { saf->set_statistics_gather({}); }
+  } unset{saf};
+  saf->set_statistics_gather(share.gather_values);
+  return sim_enc_->scores(images, mine);
 }
 
 Tensor average_scores(const std::vector<Tensor>& scores) {

@@ -8,6 +8,7 @@
 // trained separately, evaluated in eval mode — average_scores below.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,6 +34,25 @@ class SgrafModel : public nn::Module {
   Tensor operator()(const Tensor& regions, const Tensor& ids, const Tensor& lengths) {
     return forward(regions, ids, lengths);
   }
+
+  // Data-parallel training (docs/distributed.md §4): this rank's share of a batch of B images and B captions.
+  struct ColumnShare {
+    int64_t begin = 0, end = 0;  // this rank's rows of the batch: the images it encodes, the captions it scores
+    // Rows [end - begin, ...] of every rank -> [B, ...] in rank order, with gradient; backward: the sum over ranks
+    // of each one's gradient for this rank's rows (dist::all_gather_rows, GatherBackward::SumOverRanks).
+    std::function<Tensor(const Tensor&)> gather;
+    // The same for host float64 values without gradient (SAF's per-caption BatchNorm statistics).
+    std::function<Tensor(const Tensor&)> gather_values;
+  };
+  // Columns [begin, end) of forward(regions, ids, lengths) — every image of the batch against this rank's
+  // captions, [B, end - begin] — computed with one process's semantics: this rank's images go through the image
+  // encoder and its captions through the Bi-GRU, and both are gathered; the word embedding and dropout (the mask
+  // one process draws for the batch), VisualSA (its BatchNorm over the batch's images) and TextSA (its dropout)
+  // run on the whole batch on every rank, identically; SAF's per-caption BatchNorm statistics are over every
+  // image, as in one process, and its running statistics move over the gathered statistics of every caption.
+  // The ranks' columns, stacked, are forward()'s matrix but for the reduction order of the kernels; the
+  // parameters' gradients, summed over ranks, are forward()'s (each rank's hold its columns' share).
+  Tensor forward_columns(const Tensor& regions, const Tensor& ids, const Tensor& lengths, const ColumnShare& share);
 
   const SgrafConfig& config() const { return config_; }
   ImageEncoder& img_enc() { return *img_enc_; }

@@ -74,14 +74,18 @@ class SimilarityEncoder : public nn::Module {
   Tensor scores(const ImageSide& images, const CaptionSide& captions);
 
   // img_emb [B_img, R, d] (ImageEncoder), cap_emb [B_cap, L, d] (TextEncoder), lengths int64 [B_cap].
+  // TextSA, then VisualSA: the order of their dropout draws (SgrafModel::forward).
   Tensor forward(const Tensor& img_emb, const Tensor& cap_emb, const Tensor& lengths) {
-    return scores(encode_images(img_emb), encode_captions(cap_emb, lengths));
+    const CaptionSide captions = encode_captions(cap_emb, lengths);
+    return scores(encode_images(img_emb), captions);
   }
   Tensor operator()(const Tensor& img_emb, const Tensor& cap_emb, const Tensor& lengths) {
     return forward(img_emb, cap_emb, lengths);
   }
 
   SimilarityModule module() const { return module_; }
+  // The SAF module (nullptr for SGR).
+  AttentionFiltration* saf() { return saf_.get(); }
 
  private:
   SimilarityModule module_;

@@ -15,13 +15,20 @@ TextEncoder::TextEncoder(int64_t vocab_size, int64_t word_dim, int64_t embed_siz
 }
 
 Tensor TextEncoder::forward(const Tensor& ids, const Tensor& lengths) {
+  return encode_words(embed_words(ids, lengths), lengths);
+}
+
+Tensor TextEncoder::embed_words(const Tensor& ids, const Tensor& lengths) {
   REMATCH_CHECK(ids.defined() && ids.dim() == 2 && (ids.dtype() == DType::Int64 || ids.dtype() == DType::Int32),
                 "txt_enc: expected integer caption ids [B, T], got ", ids.defined() ? ids.describe() : "undefined");
   check_lengths(lengths, ids.size(0), ids.size(1), "txt_enc");
   const std::vector<int64_t> len = lengths.to_vector<int64_t>();
   const int64_t max_len = *std::max_element(len.begin(), len.end());
   // Columns past the longest caption are padding whatever they hold; dropping them keeps L = max(lengths).
-  const Tensor words = nn::dropout(embed_->forward(narrow(ids, 1, 0, max_len)), dropout_, is_training(), gen_);
+  return nn::dropout(embed_->forward(narrow(ids, 1, 0, max_len)), dropout_, is_training(), gen_);
+}
+
+Tensor TextEncoder::encode_words(const Tensor& words, const Tensor& lengths) {
   const Tensor out = cap_rnn_->forward(words, lengths).output;  // [B, L, 2H], zeros at t >= length
   const int64_t h = embed_size();
   const Tensor averaged = mul(add(narrow(out, 2, 0, h), narrow(out, 2, h, h)), 0.5);

@@ -22,6 +22,11 @@ class TextEncoder : public nn::Module {
   // [B, L, embed_size] with L = max(lengths): unit word vectors w_t at t < length, exact zeros after.
   Tensor forward(const Tensor& ids, const Tensor& lengths);
   Tensor operator()(const Tensor& ids, const Tensor& lengths) { return forward(ids, lengths); }
+  // forward's two halves, for data-parallel training (SgrafModel::forward_columns): the embedded words after
+  // dropout [B, max(lengths), word_dim] (the dropout mask drawn for the whole batch), then the Bi-GRU and l2n of
+  // any rows of them (words [b, T, word_dim] with lengths [b] in 1..T) -> [b, T, embed_size].
+  Tensor embed_words(const Tensor& ids, const Tensor& lengths);
+  Tensor encode_words(const Tensor& words, const Tensor& lengths);
 
   int64_t vocab_size() const { return embed_->num_embeddings(); }
   int64_t word_dim() const { return embed_->embedding_dim(); }

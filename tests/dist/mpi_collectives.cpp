@@ -73,6 +73,16 @@ int main() {
   bool grad_ok = gx.size() == xs.size();
   for (size_t i = 0; grad_ok && i < xs.size(); ++i) grad_ok = gx[i] == 2 * xs[i] * weight;
   expect(grad_ok, "all_gather_rows backward (reduce-scatter)", r);
+  // GatherBackward::OwnRows: every rank computes the same loss sum(G * G) (a loss of the whole batch, computed once
+  // per rank): each rank's rows get 2 * x, not the sum over ranks.
+  Tensor same = rows_of(r, r + 1, 2);
+  same.requires_grad_(true);
+  const Tensor whole = dist::all_gather_rows(c, same, dist::GatherBackward::OwnRows);
+  backward(rematch::sum(rematch::mul(whole, whole)));
+  const std::vector<double> ys = same.to_vector<double>(), gy = same.grad().to_vector<double>();
+  bool own_ok = gy.size() == ys.size() && whole.size(0) == int64_t(n) * (n + 1) / 2;
+  for (size_t i = 0; own_ok && i < ys.size(); ++i) own_ok = gy[i] == 2 * ys[i];
+  expect(own_ok, "all_gather_rows backward (own rows)", r);
   c.barrier();
   if (r == 0 && failures == 0) std::printf("mpi collectives: all checks hold on %d ranks\n", n);
   return failures == 0 ? 0 : 1;

@@ -7,9 +7,11 @@
 #include <memory>
 #include <optional>
 
+#include "dist/communicator.h"
 #include "tensor/device.h"
 #include "tensor/file_io.h"
 #include "train/cli/app.h"
+#include "train/cli/eval_checkpoint.h"
 #include "train/methods/data_files.h"
 #include "train/methods/make_method.h"
 #include "train/methods/resume_check.h"
@@ -141,7 +143,7 @@ TrainConfig config_from_flags(const std::deque<FlagSlot>& slots) {
 // Flags that may accompany --resume (they change how the run is shown, not what it computes, or only show it).
 bool allowed_with_resume(const std::string& name) {
   return name == "--resume" || name == "--progress" || name == "--dry_run" || name == "--remake_best" ||
-         name == "--restart";
+         name == "--restart" || name == "--dist_backend";
 }
 
 // --dry_run (issue 15 point 10): the resolved configuration as JSON on stdout (the keys of config.json), the data
@@ -169,6 +171,26 @@ void report(const train::TrainOutcome& outcome, const std::string& run_dir, std:
   if (m.count("full_rsum") && m.count("rsum"))
     out << "test rSum: " << m.at("rsum") << " (5-fold 1K mean), " << m.at("full_rsum") << " (full split)\n";
   out << "results: " << run_dir << "/results.md\n";
+}
+
+// Under mpirun the ranks follow rank 0's resume plan: rank 0 checks the folder (and may repair it, resume_check.h),
+// then the others load the checkpoint it left as checkpoint_latest, which is the state rank 0 resumes from.
+train::ResumePlan shared_resume_plan(const run::RunFolder& folder, const train::ResumeOptions& options) {
+  dist::Communicator& comm = dist::world();
+  train::ResumePlan plan;
+  if (comm.rank() == 0) plan = train::check_resume(folder, options);
+  if (comm.world_size() == 1) return plan;
+  const std::vector<int64_t> decided =
+      comm.broadcast(from_vector(std::vector<int64_t>{static_cast<int64_t>(plan.from), plan.forget_best ? 1 : 0}, {2}),
+                     0)
+          .to_vector<int64_t>();
+  if (comm.rank() != 0) {
+    plan.from = static_cast<train::ResumeFrom>(decided[0]);
+    plan.forget_best = decided[1] != 0;
+    if (plan.from != train::ResumeFrom::Start) plan.state = train::TrainingState::load(folder.checkpoint_latest_path());
+  }
+  comm.barrier();  // every rank holds its state before rank 0 writes again
+  return plan;
 }
 
 void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOptions& resume_options, std::ostream& out,
@@ -211,11 +233,11 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOption
     c.progress = progress;
     return dry_run(c, out, err);
   }
-  run::RunFolder folder(c.resume, run::RunStart::Resume);
+  run::RunFolder folder(c.resume, dist::world().rank() == 0 ? run::RunStart::Resume : run::RunStart::Follower);
   c = train::resumed_train_config(folder.read_config(), folder.config_path());
   c.progress = progress;
   // Both checkpoints and config.json are checked before the data is read and before a step is trained.
-  const train::ResumePlan plan = train::check_resume(folder, resume_options);
+  const train::ResumePlan plan = shared_resume_plan(folder, resume_options);
   for (const std::string& note : plan.notes) err << note << "\n";
   usable_device(c.device.spec(), "--device (from " + c.resume + "/config.json)");
   train::check_training_data(c, err);
@@ -244,12 +266,39 @@ void add_train_command(CLI::App& app, std::ostream& out, std::ostream& err) {
                 "With --resume: train the run in that folder again from its beginning with its config.json "
                 "(same settings and seed; its checkpoints and metrics are deleted)")
       ->group(common);
+  auto dist_backend = std::make_shared<std::string>("auto");
+  cmd->add_option("--dist_backend", *dist_backend,
+                  "Under mpirun -n N: auto (mpi) | none | mpi; each rank computes its share of every batch and rank 0 "
+                  "writes the run folder; the run is the one one process trains (docs/distributed.md §4). Allowed "
+                  "with --resume: a run resumes on any number of processes")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "none", "mpi", "nccl"}))
+      ->group(common);
   cmd->add_flag("--dry_run", *dry,
                 "Resolve the preset and flags, check that the data files exist and are readable, print the "
                 "configuration as JSON (the keys of config.json) and exit without training")
       ->group(common);
-  cmd->callback([cmd, slots, dry, resume_options, &out, &err] {
-    run_train(*cmd, config_from_flags(*slots), *dry, *resume_options, out, err);
+  cmd->callback([cmd, slots, dry, resume_options, dist_backend, &out, &err] {
+    const TrainConfig c = config_from_flags(*slots);
+    if (*dry) return run_train(*cmd, c, true, *resume_options, out, err);
+    // Training moves host values (flags, statistics) besides tensors: the mpi backend (docs/distributed.md §4).
+    if (*dist_backend == "nccl")
+      throw UsageError("--dist_backend nccl: rematch train runs on the mpi backend (auto or mpi)");
+    dist::Communicator& comm = dist::init_world(dist::choose_backend(*dist_backend, false));
+    // An error on one rank ends every rank (its message); SIGINT/SIGTERM on any rank stops every rank at the same
+    // step after rank 0 saved the checkpoint (trainer.cpp), an ordinary end with the interrupted exit code.
+    std::optional<Interrupted> stopped;
+    dist::run_on_every_rank([&] {
+      try {
+        run_train(*cmd, c, false, *resume_options, rank_zero_stream(out), rank_zero_stream(err));
+      } catch (const Interrupted& e) {
+        stopped = e;
+      }
+    });
+    if (stopped && comm.rank() == 0) throw *stopped;
+    if (stopped)
+      throw Interrupted("rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.world_size()) +
+                        " stopped with rank 0");
   });
 }
 

@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "dist/communicator.h"
+
 #include "train/methods/ncr/ncr_method.h"
 #include "train/methods/pairs/l2rm_method.h"
 #include "train/methods/pairs/pairs_method.h"
@@ -35,9 +37,20 @@ std::unique_ptr<Method> make_method(const TrainConfig& config, std::ostream& log
 NewRun train_new_run(TrainConfig config, std::ostream& log) {
   // Data and models first: a missing file fails before a run folder exists.
   std::unique_ptr<Method> method = make_method(config, log);
-  if (config.run_dir.empty()) config.run_dir = run::default_run_dir(config.method, std::time(nullptr));
-  run::RunFolder folder(config.run_dir, config.overwrite ? run::RunStart::Overwrite : run::RunStart::Fresh);
-  folder.write_config(to_json(config));
+  check_data_parallel(*method, config);
+  // Under mpirun rank 0 makes and writes the folder (its clock names it); the others only read it.
+  dist::Communicator& comm = dist::world();
+  const bool writer = comm.rank() == 0;
+  if (config.run_dir.empty()) {
+    std::time_t now = std::time(nullptr);
+    if (comm.world_size() > 1)
+      now = static_cast<std::time_t>(comm.broadcast(from_vector(std::vector<int64_t>{now}, {1}), 0).to_vector<int64_t>()[0]);
+    config.run_dir = run::default_run_dir(config.method, now);
+  }
+  run::RunFolder folder(config.run_dir, !writer           ? run::RunStart::Follower
+                                        : config.overwrite ? run::RunStart::Overwrite
+                                                           : run::RunStart::Fresh);
+  if (writer) folder.write_config(to_json(config));
   log << "run folder: " << folder.dir() << "\n";
   NewRun r;
   r.outcome = run_training(*method, config, folder, false, log);

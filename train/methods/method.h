@@ -105,6 +105,10 @@ class Method {
   virtual std::vector<Generator*> generators() = 0;
   // The current learning rate of the main model (for metrics.jsonl and the progress line).
   virtual double learning_rate() const = 0;
+  // Whether the method trains on several processes with one process's semantics (docs/distributed.md §4; its
+  // steps share each batch among the ranks of dist::world(), train/methods/data_parallel.h). False unless a
+  // method opts in: the trainer refuses a world of several ranks for it, by name, before a run folder is made.
+  virtual bool trains_data_parallel() const { return false; }
   // Whether the state after `epoch` competes for the best checkpoint (the one tested at the end). All epochs by
   // default; RCSL only its mining stage (its code tests model_mining_best).
   virtual bool best_candidate(int64_t epoch) const {

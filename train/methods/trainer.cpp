@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <iomanip>
@@ -10,7 +11,9 @@
 #include <sstream>
 
 #include "autograd/autograd.h"
+#include "dist/communicator.h"
 #include "tensor/file_io.h"
+#include "train/methods/data_parallel.h"
 #include "train/methods/run_position.h"
 #include "train/run/interrupt.h"
 #include "train/run/progress.h"
@@ -25,8 +28,10 @@ namespace {
 
 using Position = RunPosition;
 
+// Rank 0 writes (docs/distributed.md §4): every rank holds the same state, and this file is one process's.
 void save_checkpoint(const Method& method, const Position& p, const std::string& config_xxh64,
                      const std::string& path) {
+  if (dist::world().rank() != 0) return;
   TrainingState s;
   method.save_state(s);
   put_position(s, p);
@@ -148,6 +153,23 @@ std::string after_write_failure(const run::RunFolder& folder, const std::optiona
          "), is intact: " + once + "continue with: rematch train --resume " + folder.dir();
 }
 
+// metrics.jsonl, written by rank 0 only under mpirun (the other ranks compute the same records).
+class RankZeroMetrics {
+ public:
+  RankZeroMetrics(const std::string& path, bool writer) {
+    if (writer) log_.emplace(path);
+  }
+  void append(const run::MetricRecord& r) {
+    if (log_) log_->append(r);
+  }
+  void truncate_after(int64_t epoch, int64_t step) {
+    if (log_) log_->truncate_after(epoch, step);
+  }
+
+ private:
+  std::optional<run::MetricsLog> log_;
+};
+
 // run_training's work; `saved` follows what checkpoint_latest holds (the position resumed from, then each one
 // saved), for the message of a failed write.
 TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunFolder& folder, const ResumePlan* plan,
@@ -163,8 +185,10 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
       pos.best_score = -std::numeric_limits<double>::infinity();
     }
   }
-  const std::string config_xxh64 = config_hash(folder);
-  run::MetricsLog metrics(folder.metrics_path());
+  dist::Communicator& comm = dist::world();
+  const bool writer = comm.rank() == 0;  // under mpirun rank 0 writes the run folder; every rank computes
+  const std::string config_xxh64 = writer ? config_hash(folder) : "";
+  RankZeroMetrics metrics(folder.metrics_path(), writer);
   if (resuming) {
     metrics.truncate_after(pos.epoch, pos.step);
     out << "resuming " << folder.dir() << " at epoch " << pos.epoch + 1 << ", step " << pos.step
@@ -174,7 +198,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
       pos.step = 0;
       pos.in_epoch = pos.epoch_done = false;
     }
-  } else {
+  } else if (writer) {
     method.write_run_files(folder.dir());
   }
 
@@ -188,6 +212,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
   std::optional<run::InterruptGuard> interrupt_guard;
   if (!run::interrupt_guard_active()) interrupt_guard.emplace(kInterruptNotice);
   TrainOutcome outcome;
+  double step_seconds = 0, step_comm_seconds = 0;  // the training steps' time, and its collectives' (mpirun)
 
   for (; pos.epoch < epochs; ++pos.epoch, pos.step = 0, pos.in_epoch = false) {
     const int64_t e = pos.epoch;
@@ -198,7 +223,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
       info = method.begin_epoch(e);
       pos.in_epoch = true;
       // Before epoch_start is logged: a report that finds the record finds the epoch's split (docs/viz.md §4).
-      if (const std::optional<viz::EpochSplit> split = method.epoch_split(e)) viz::write_epoch_split(folder.dir(), *split);
+      const std::optional<viz::EpochSplit> split = writer ? method.epoch_split(e) : std::nullopt;
+      if (split) viz::write_epoch_split(folder.dir(), *split);
       run::MetricRecord r{e, 0, "epoch_start", {{"lr", method.learning_rate()}, {"steps", double(info.steps)}}};
       for (const auto& [k, v] : info.stats) r.values.emplace_back(k, v);
       metrics.append(r);
@@ -206,7 +232,9 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     const int64_t steps = config.max_steps > 0 ? std::min(info.steps, config.max_steps) : info.steps;
     if (steps > 0) progress.start_epoch(e + 1, steps);
     for (; pos.step < steps; ++pos.step) {
-      if (run::interrupted()) {
+      const auto step_start = std::chrono::steady_clock::now();
+      const double comm_before = dist::collective_tally().seconds;
+      if (on_any_rank(comm, run::interrupted())) {  // the ranks stop at the same step
         save_checkpoint(method, pos, config_xxh64, folder.checkpoint_latest_path());
         saved = pos;
         progress.message("saved " + folder.checkpoint_latest_path() + " at epoch " + std::to_string(e + 1) +
@@ -216,6 +244,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
         return outcome;
       }
       const StepResult r = guarded_step(method, e, pos.step, config.detect_anomaly);
+      step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
+      step_comm_seconds += dist::collective_tally().seconds - comm_before;
       progress.step(pos.step + 1, r.loss, r.pairs);
       if ((pos.step + 1) % config.log_step == 0 || pos.step + 1 == steps) {
         run::MetricRecord rec{e, pos.step + 1, "train", {{"loss", r.loss}, {"lr", method.learning_rate()}}};
@@ -254,7 +284,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     save_checkpoint(method, pos, config_xxh64, folder.checkpoint_latest_path());
     saved = pos;
     pos.epoch_done = false;
-    if (config.plots) {
+    if (config.plots && writer) {
       write_curves(folder, method.epoch_stats());
       method.write_plots(folder.plots_dir(), e);
     }
@@ -262,6 +292,11 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
 
   // The test of the best validated state (docs/backbones.md §7, docs/methods/l2rm.md §1.1: best dev rSum over all
   // epochs, warm-up included).
+  if (comm.world_size() > 1)
+    progress.message("data-parallel: " + std::to_string(comm.world_size()) + " ranks; the steps took " +
+                     fixed(step_seconds, 2) + " s, " + fixed(step_comm_seconds, 2) + " s of it (" +
+                     fixed(100 * step_comm_seconds / std::max(step_seconds, 1e-9), 1) + "%) in collectives (rank 0)");
+  comm.barrier();  // rank 0's checkpoint_best is written
   if (pos.best_epoch >= 0) {
     const TrainingState best = TrainingState::load(folder.checkpoint_best_path());
     method.load_state(best);
@@ -273,7 +308,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
   run::MetricRecord rec{epochs, 0, "test", {{"best_epoch", double(pos.best_epoch)}}};
   for (const auto& [k, v] : outcome.test.metrics) rec.values.emplace_back("test_" + k, v);
   metrics.append(rec);
-  folder.write_results(results_markdown(method, config, outcome));
+  if (writer) folder.write_results(results_markdown(method, config, outcome));
   progress.message("best epoch " + std::to_string(pos.best_epoch + 1) + " (validation " + fixed(pos.best_score, 2) +
                    "); test:\n" + outcome.test.table);
   return outcome;
@@ -283,6 +318,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
 
 TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, const ResumePlan* plan,
                           std::ostream& out) {
+  check_data_parallel(method, config);
   FileSizeSignalIgnored writes_past_a_size_limit_fail;
   std::optional<Position> saved;
   for (const std::string& p : folder.removed_temporaries())
@@ -300,6 +336,17 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
   const ResumePlan plan = check_resume(folder, ResumeOptions{});
   for (const std::string& note : plan.notes) out << note << "\n";
   return run_training(method, config, folder, &plan, out);
+}
+
+void check_data_parallel(const Method& method, const TrainConfig& config) {
+  const int world = dist::world().world_size();
+  if (world == 1) return;
+  REMATCH_CHECK(method.trains_data_parallel(), "--method ", method.name(), " does not train on several processes ",
+                "yet (mpirun started ", world, "; docs/distributed.md §4 lists the methods that do): run it in one ",
+                "process");
+  REMATCH_CHECK(config.device.device().is_cpu(), "--device ", config.device.spec(), ": training on several ",
+                "processes runs on the CPU only (one GPU per rank is not built yet, docs/distributed.md §4); use ",
+                "--device cpu or one process");
 }
 
 std::string results_markdown(const Method& method, const TrainConfig& c, const TrainOutcome& o) {

@@ -203,6 +203,7 @@ void RunFolder::lock(RunStart start) {
 
 RunFolder::RunFolder(std::string dir, RunStart start) : dir_(std::move(dir)) {
   REMATCH_CHECK(!dir_.empty(), "run folder: the path is empty");
+  if (start == RunStart::Follower) return;
   const std::string where = "run folder '" + dir_ + "': ";
   // Before a fresh run nothing has been trained, so another folder is always a way out.
   auto cannot = [&](const std::string& path, const std::string& problem, const std::error_code& ec) {
@@ -231,6 +232,8 @@ RunFolder::RunFolder(std::string dir, RunStart start) : dir_(std::move(dir)) {
         }
         fs::remove_all(plots_dir(), ec);
         if (ec) cannot(plots_dir(), "cannot delete this folder of the earlier run", ec);
+        break;
+      case RunStart::Follower:  // returned above
         break;
     }
     fs::create_directories(plots_dir(), ec);

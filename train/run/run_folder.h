@@ -27,6 +27,8 @@ enum class RunStart {
   Fresh,      // the folder must not hold a run
   Resume,     // the folder must hold a run; its files are kept
   Overwrite,  // an earlier run's files are deleted first (other files in the folder are left alone)
+  Follower,   // another process writes the folder (rank 0 of an mpirun, docs/distributed.md §4): this one only
+              // reads it; nothing is created, locked or deleted
 };
 
 // "runs/<method>-YYYYmmdd-HHMMSS" in the local time of `when`; method must be non-empty and hold no '/'.

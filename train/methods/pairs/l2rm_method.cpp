@@ -57,8 +57,12 @@ std::vector<double> L2rmMethod::per_sample_losses(int64_t epoch) {
   std::vector<double> out(static_cast<size_t>(data_.train->num_captions()), 0.0);
   model_->eval();
   NoGradGuard no_grad;
-  for (const std::vector<int64_t>& captions : loader.epoch_plan(epoch)) {
-    const data::Batch b = batch(captions);
+  // Under mpirun rank r scores batches r, r + W, ... and the ranks' values are summed: each caption's is
+  // non-zero on one rank only, so the sum is that value exactly (eval mode: no draw, no statistic moves).
+  const std::vector<std::vector<int64_t>> batches = loader.epoch_plan(epoch);
+  for (size_t i = 0; i < batches.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(comm_.world_size())) != comm_.rank()) continue;
+    const data::Batch b = batch(batches[i]);
     const std::vector<double> l =
         to(losses::per_sample_split_loss(scores(b), options_.margin, kind), DType::Float64).to_vector<double>();
     // The batch is ordered by caption length (Batcher::make_batch), not as `captions`.
@@ -66,6 +70,8 @@ std::vector<double> L2rmMethod::per_sample_losses(int64_t epoch) {
     for (size_t i = 0; i < order.size(); ++i) out[static_cast<size_t>(order[i])] = l[i];
   }
   model_->train();
+  if (comm_.world_size() > 1)
+    out = comm_.all_reduce_sum(from_vector(out, {static_cast<int64_t>(out.size())})).to_vector<double>();
   return out;
 }
 
@@ -196,7 +202,7 @@ StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
                   step, " of epoch ", epoch, " is outside the epoch in progress");
     model_->train();
     const data::Batch b = batch(plan_[static_cast<size_t>(step)]);
-    const Tensor loss = losses::l2rm_warmup_loss(scores(b), options_.tau, l2rm_.rce_label);
+    const Tensor loss = losses::l2rm_warmup_loss(training_scores(b), options_.tau, l2rm_.rce_label);
     StepResult r;
     r.loss = loss.item<double>();
     r.parts["warmup"] = r.loss;
@@ -220,7 +226,8 @@ StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
   // matters beyond the sum: each training-mode forward updates VisualSA's BatchNorm statistics (and draws dropout).
   model_->train();
   // (b) the clean batch's summed hardest-negative triplet (§1.7).
-  const Tensor l_trip = nn::hardest_negative_triplet(scores(clean), options_.margin, true);
+  // Under mpirun both batches hold --batch_size pairs (drop_last), so both are shared or neither is.
+  const Tensor l_trip = nn::hardest_negative_triplet(training_scores(clean), options_.margin, true);
   r.parts["trip"] = l_trip.item<double>();
   check_finite_loss(name(), epoch, step, "trip", r.parts["trip"]);
   Tensor loss = l_trip;
@@ -228,7 +235,7 @@ StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
   if (noisy) {
     // (c) rematch the noisy batch: plan by masked partial OT, symmetric KL to the model's softmax; L = L_trip +
     // L_re (§1.5-1.7).
-    const Tensor S_noisy = scores(*noisy);
+    const Tensor S_noisy = training_scores(*noisy);
     last_plan_ = rematch_plan(S_noisy);
     const Tensor l_re = losses::rematch_kl_loss(S_noisy, last_plan_, options_.tau, l2rm_.rematch_loss);
     r.parts["rematch"] = l_re.item<double>();

@@ -35,6 +35,10 @@ class L2rmMethod : public PairsMethod {
   void save_state(TrainingState& state) const override;
   void load_state(const TrainingState& state) override;
   void write_plots(const std::string& dir, int64_t epoch) override;
+  // Under mpirun (docs/distributed.md §4): the per-sample losses split by batches among the ranks and summed,
+  // the clean and noisy batches' score matrices by columns (PairsMethod::training_scores), the OT plan and the
+  // cost net's step on every rank from the same gathered values.
+  bool trains_data_parallel() const override { return true; }
   std::string results_notes() const override;
   // The split's clean-set precision against the injected noise: on the epoch line and plotted.
   std::vector<EpochStat> epoch_stats() const override { return {{"clean_precision", 3, true, true, false}}; }

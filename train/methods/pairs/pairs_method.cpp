@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "autograd/autograd.h"
+#include "dist/gather_op.h"
+#include "train/methods/data_parallel.h"
 #include "train/eval/sgraf_scoring.h"
 #include "train/losses/retrieval_losses.h"
 
@@ -60,7 +62,8 @@ PairsMethod::PairsMethod(const CommonOptions& common, const PairsOptions& option
       sample_gen_(common.seed ^ 0x5a5a5a5a5a5a5a5aull),
       loss_kind_(common.method == "infonce" ? PairsLoss::Infonce
                  : common.method == "rcl"   ? PairsLoss::Rcl
-                                            : PairsLoss::Triplet) {
+                                            : PairsLoss::Triplet),
+      comm_(dist::world()) {
   const models::SgrafConfig mc = model_config(options_, data_);
   model_ = std::make_unique<models::SgrafModel>(mc, dtype_, &model_gen_);
   model_->to(device_);
@@ -106,9 +109,26 @@ data::Batch PairsMethod::batch(const std::vector<int64_t>& captions) const {
 
 Tensor PairsMethod::scores(const data::Batch& b) { return (*model_)(b.regions, b.captions, b.lengths); }
 
+Tensor PairsMethod::training_scores(const data::Batch& b) {
+  const int64_t n = b.size();
+  shared_step_ = comm_.world_size() > 1 && n >= comm_.world_size();
+  if (!shared_step_) return scores(b);
+  const dist::RowRange mine = batch_share(comm_, n);
+  models::SgrafModel::ColumnShare share;
+  share.begin = mine.begin;
+  share.end = mine.end;
+  share.gather = [this](const Tensor& x) { return dist::all_gather_rows(comm_, x); };
+  share.gather_values = [this](const Tensor& x) { return comm_.all_gather(x); };
+  const Tensor columns = model_->forward_columns(b.regions, b.captions, b.lengths, share);  // [B, n_r]
+  // Rows of S^T in rank order, then S: each rank's backward keeps its own columns' gradient.
+  return transpose(dist::all_gather_rows(comm_, transpose(columns, 0, 1), dist::GatherBackward::OwnRows), 0, 1);
+}
+
 void PairsMethod::optimizer_step(const Tensor& loss, int64_t epoch, int64_t step) {
   optimizer_->zero_grad();
   backward(loss);
+  if (shared_step_) all_reduce_gradients(comm_, model_->parameters());  // before the clip: the global norm
+  shared_step_ = false;
   clip_checked_gradients(name(), epoch, step, model_->parameters(), common_.grad_clip);
   optimizer_->step();
 }
@@ -139,7 +159,7 @@ StepResult PairsMethod::train_step(int64_t epoch, int64_t step) {
   model_->train();
   const data::Batch b = batch(plan_[static_cast<size_t>(step)]);
   StepResult r;
-  const Tensor loss = batch_loss(scores(b), r.parts);
+  const Tensor loss = batch_loss(training_scores(b), r.parts);
   r.loss = loss.item<double>();
   check_finite_loss(name(), epoch, step, common_.method, r.loss);
   optimizer_step(loss, epoch, step);

@@ -14,8 +14,10 @@
 
 #include <memory>
 #include <ostream>
+#include <typeinfo>
 #include <vector>
 
+#include "dist/communicator.h"
 #include "models/sgraf_model.h"
 #include "nn/nn.h"
 #include "train/data/batcher.h"
@@ -51,6 +53,8 @@ class PairsMethod : public Method {
   std::vector<Generator*> generators() override { return {&model_gen_, &sample_gen_}; }
   double learning_rate() const override { return optimizer_->lr(); }
   void write_run_files(const std::string& dir) override;
+  // triplet, infonce and rcl (docs/distributed.md §4); a method built on this class (L2RM) opts in itself.
+  bool trains_data_parallel() const override { return typeid(*this) == typeid(PairsMethod); }
 
   models::SgrafModel& model() { return *model_; }
   const PairsData& data() const { return data_; }
@@ -62,6 +66,12 @@ class PairsMethod : public Method {
   data::Batch batch(const std::vector<int64_t>& captions) const;
   // S [B, B] of a batch with the model in its current mode.
   Tensor scores(const data::Batch& b);
+  // S [B, B] of a training batch. Under mpirun (a world of W <= B ranks) each rank computes its columns
+  // (SgrafModel::forward_columns, its share of the batch's captions against every image) and every rank holds the
+  // gathered S, whose backward keeps each rank's columns (dist::GatherBackward::OwnRows: every rank computes the
+  // whole loss); optimizer_step then sums the gradients over ranks. A batch smaller than the world is computed
+  // whole on every rank (each then holds the whole gradient, which is not summed).
+  Tensor training_scores(const data::Batch& b);
   // zero_grad, backward, clip, Adam step of the retrieval model. A non-finite gradient norm (a NaN that the
   // loss's maxima hid) throws NonFiniteLoss before the step, like a non-finite loss.
   void optimizer_step(const Tensor& loss, int64_t epoch, int64_t step);
@@ -81,6 +91,8 @@ class PairsMethod : public Method {
   PairsLoss loss_kind_;
   std::unique_ptr<models::SgrafModel> model_;
   std::unique_ptr<nn::Adam> optimizer_;
+  dist::Communicator& comm_;  // dist::world() when the method was made
+  bool shared_step_ = false;   // the step in progress computed a share of its batch (gradients to be summed)
   std::unique_ptr<data::Batcher> all_pairs_;
   std::vector<std::vector<int64_t>> plan_;  // the batches of the epoch in progress
   EpochInfo epoch_info_;

@@ -1,0 +1,140 @@
+#!/bin/sh
+# Data-parallel training (docs/distributed.md §4): `mpirun -n N rematch train` trains the run one process trains.
+# Usage: data_parallel_training.sh REMATCH MPIRUN WORKDIR
+#  1. triplet, infonce and rcl on SGR and SAF, 2 ranks (rcl/SAF on 3, whose last batch of 2 is computed whole on
+#     every rank) against one process, same seed and data: every record of metrics.jsonl (each step's loss and
+#     terms, each epoch's statistics and validation, the final test's recalls and rSum) within TOL of one
+#     process's, relative to max(1, |value|).
+#  2. SIGTERM to rank 1 alone mid-run: every rank stops at the same step, rank 0 saves checkpoint_latest; the run
+#     resumed on 1 process ends as the uninterrupted one-process run.
+#  3. SIGKILL of rank 1: mpirun ends the other rank within 10 s, naming the rank; the run resumed on 2 ranks from
+#     its last checkpoint ends as the one-process run.
+#  4. rcsl (no data-parallel support yet) refused by name under mpirun, before any run folder is made.
+# TOL: the reduction order alone moves these numbers as much as the ranks do. One process against itself with
+# another OpenBLAS kernel family (OPENBLAS_CORETYPE=Prescott against the default Haswell/Zen kernels, everything
+# else equal), 2 epochs: max relative difference 1.2e-7 (triplet/SGR), 1.4e-6 (rcl/SAF); 2 ranks against 1 process
+# measured here: 9.9e-8 (triplet/SGR), 1.8e-7 (triplet/SAF), 6.9e-7 (infonce/SGR), 1.1e-6 (rcl/SAF). TOL = 2e-5,
+# about 15 times the largest.
+set -eu
+R=$1 MPIRUN=$2 W=$3
+TOL=${TOL:-2e-5}
+rm -rf "$W" && mkdir -p "$W" && cd "$W"
+mpi() {
+  n=$1
+  shift
+  "$MPIRUN" --allow-run-as-root --oversubscribe -n "$n" "$@"
+}
+"$R" synth --kind pairs --out d --images 16 --dev_images 4 --test_images 6 --regions 4 --feature_dim 8 --seed 3 >/dev/null
+model="--preset f30k --data_name synth_precomp --embed_size 16 --word_dim 8 --sim_dim 8 --log_step 1 --progress none --no_plots"
+common="--data_path d --batch_size 6 $model"
+
+# compare A B LABEL [TOLERANCE]: the same records (epoch, step, kind, names) and every value within TOLERANCE
+# (default TOL).
+compare() {
+  awk -v tol="${4:-$TOL}" -v label="$3" '
+    function parse(line, keys, vals,   n, i, parts, kv) {
+      gsub(/[{}"]/, "", line)
+      n = split(line, parts, ",")
+      for (i = 1; i <= n; i++) { split(parts[i], kv, ":"); keys[i] = kv[1]; vals[i] = kv[2] }
+      return n
+    }
+    NR == FNR { a[FNR] = $0; na = FNR; next }
+    {
+      nb = FNR
+      n1 = parse(a[FNR], k1, v1); n2 = parse($0, k2, v2)
+      if (n1 != n2) { print label ": record " FNR " differs: " a[FNR] " | " $0; bad = 1; next }
+      for (i = 1; i <= n1; i++) {
+        if (k1[i] != k2[i] || (k1[i] == "kind" && v1[i] != v2[i])) { print label ": record " FNR " differs: " a[FNR] " | " $0; bad = 1; next }
+        if (k1[i] == "kind") continue
+        x = v1[i] + 0; y = v2[i] + 0; d = x - y; if (d < 0) d = -d
+        s = x < 0 ? -x : x; if (s < 1) s = 1
+        if (d / s > worst) { worst = d / s; where = "record " FNR " " k1[i] " " v1[i] " against " v2[i] }
+      }
+    }
+    END {
+      if (na != nb) { print label ": " na " records against " nb; bad = 1 }
+      printf "%s: %d records, max relative difference %.3g %s\n", label, nb, worst, where
+      if (bad || worst > tol) exit 1
+    }' "$1" "$2"
+}
+# wait_for TEXT FILE: until FILE holds TEXT (at most 120 s).
+wait_for() {
+  i=0
+  until grep -q "$1" "$2" 2>/dev/null; do
+    sleep 0.1
+    i=$((i + 1))
+    if [ $i -ge 1200 ]; then echo "no '$1' in $2 after 120 s"; exit 1; fi
+  done
+}
+# rank_pid MPIRUN_PID RANK: the process of that rank (a child of mpirun, OMPI_COMM_WORLD_RANK in its environment).
+rank_pid() {
+  for s in /proc/[0-9]*/status; do
+    p=${s%/status}
+    p=${p#/proc/}
+    if grep -q "^PPid:[[:space:]]*$1\$" "$s" 2>/dev/null &&
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
+      echo "$p"
+      return
+    fi
+  done
+  echo "no process of rank $2 under mpirun $1" >&2
+  exit 1
+}
+
+for case in "triplet SGR 2" "triplet SAF 2" "infonce SGR 2" "rcl SAF 3"; do
+  set -- $case
+  a="train --method $1 --module_name $2 --num_epochs 2 $common"
+  "$R" $a --run_dir one_$1_$2 >/dev/null 2>one.err || { cat one.err; exit 1; }
+  mpi "$3" "$R" $a --run_dir ranks_$1_$2 >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
+  compare one_$1_$2/metrics.jsonl ranks_$1_$2/metrics.jsonl "$1 $2, $3 ranks against 1 process"
+  # Rank 0 alone wrote the run folder: the files one process writes, no second metrics line per record.
+  for f in config.json metrics.jsonl checkpoint_latest.safetensors checkpoint_best.safetensors results.md; do
+    test -f ranks_$1_$2/$f || { echo "ranks_$1_$2/$f missing"; exit 1; }
+  done
+done
+
+# L2RM: warm-up, then the split on per-sample losses the ranks share by batches, the cost net's step and the OT
+# plan on the gathered scores on every rank. One process against itself with OPENBLAS_CORETYPE=Prescott moves
+# its numbers by up to 4.6e-5 (the cost net's loss, epoch 3); 2 ranks against 1 process: 1.9e-5. Tolerance 2e-4.
+"$R" synth --kind pairs --out d2 --images 32 --dev_images 4 --test_images 6 --regions 4 --feature_dim 8 --seed 3 >/dev/null
+for m in SGR SAF; do
+  a="train --method l2rm --module_name $m --warmup_epoch 1 --num_epochs 2 --noise_ratio 0.2 --data_path d2 $model --batch_size 8"
+  "$R" $a --run_dir one_l2rm_$m >/dev/null 2>one.err || { cat one.err; exit 1; }
+  mpi 2 "$R" $a --run_dir ranks_l2rm_$m >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
+  grep -q '"rematch":' one_l2rm_$m/metrics.jsonl || { echo "l2rm $m: no rematch step was trained"; exit 1; }
+  compare one_l2rm_$m/metrics.jsonl ranks_l2rm_$m/metrics.jsonl "l2rm $m, 2 ranks against 1 process" 2e-4
+done
+
+# 2. SIGTERM to rank 1 alone, then the run resumed on one process.
+a="train --method triplet --module_name SAF --num_epochs 4 $common"
+"$R" $a --run_dir whole >/dev/null 2>&1
+"$MPIRUN" --allow-run-as-root --oversubscribe -n 2 "$R" $a --run_dir stopped >/dev/null 2>stopped.err &
+mp=$!
+wait_for '"epoch":1,"step":0,"kind":"epoch_start"' stopped/metrics.jsonl
+pid=$(rank_pid $mp 1)
+kill -TERM "$pid"
+if wait $mp; then echo "a SIGTERM to rank 1 did not stop the run"; exit 1; fi
+grep -q "saved stopped/checkpoint_latest.safetensors at epoch" stopped.err || { cat stopped.err; exit 1; }
+"$R" train --resume stopped >/dev/null 2>resume.err || { cat resume.err; exit 1; }
+compare whole/metrics.jsonl stopped/metrics.jsonl "2 ranks stopped by SIGTERM to rank 1, resumed on 1 process"
+
+# 3. SIGKILL of rank 1: the other rank is ended, not waited for; the last checkpoint resumes.
+"$MPIRUN" --allow-run-as-root --oversubscribe -n 2 "$R" $a --run_dir killed >/dev/null 2>killed.err &
+mp=$!
+wait_for '"epoch":1,"step":3,"kind":"train"' killed/metrics.jsonl
+pid=$(rank_pid $mp 1)
+kill -KILL "$pid"
+t0=$(date +%s)
+if wait $mp; then echo "mpirun ended well after rank 1 was killed"; exit 1; fi
+t1=$(date +%s)
+if [ $((t1 - t0)) -gt 10 ]; then echo "rank 0 ran on $((t1 - t0)) s after rank 1 was killed"; exit 1; fi
+grep -q "rank 1 with PID .* exited on signal 9" killed.err || { cat killed.err; exit 1; }
+mpi 2 "$R" train --resume killed >/dev/null 2>resume.err || { cat resume.err; exit 1; }
+compare whole/metrics.jsonl killed/metrics.jsonl "2 ranks, rank 1 killed after $((t1 - t0)) s, resumed on 2 ranks"
+# 4. A method that has not opted in (Method::trains_data_parallel) is refused by name before a run folder exists.
+if mpi 2 "$R" train --method rcsl --paired_length 4 $common --run_dir refused >/dev/null 2>refused.err; then
+  echo "rcsl was trained on 2 ranks"; exit 1
+fi
+grep -q "rank 0 of 2: rematch: error: --method rcsl does not train on several processes yet" refused.err || { cat refused.err; exit 1; }
+if [ -e refused ]; then echo "the refused run made its run folder"; exit 1; fi
+echo "data-parallel training: 2 and 3 ranks train the one-process run (within $TOL, l2rm 2e-4); SIGTERM on one rank stops all, SIGKILL ends all; runs resume across world sizes"
