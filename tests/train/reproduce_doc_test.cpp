@@ -135,7 +135,7 @@ TEST(PresetsDoc, NamesEveryValueAPresetSets) {
       {"triplet", {"f30k", "coco", "cc152k"}}, {"infonce", {"f30k", "coco", "cc152k"}},
       {"rcl", {"f30k", "coco", "cc152k"}},     {"l2rm", {"f30k", "coco", "cc152k"}},
       {"rcsl", {"f30k", "coco"}},              {"rcsl-nc", {"f30k", "coco"}},
-      {"uotrcl", {"wiki", "nus", "xmedianet"}}};
+      {"uotrcl", {"wiki", "nus", "xmedianet"}}, {"crcl", {"f30k", "coco", "cc152k"}}};
   for (const auto& [method, presets] : runs)
     for (const std::string& preset : presets) {
       train::TrainConfig c;
