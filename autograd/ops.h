@@ -34,6 +34,8 @@ Tensor square(const Tensor& x);
 Tensor reciprocal(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
+Tensor lgamma(const Tensor& x);              // log|Γ(x)|, gradient ψ(x) (torch.lgamma)
+Tensor digamma(const Tensor& x);             // ψ(x), gradient ψ'(x) (torch.digamma)
 Tensor relu(const Tensor& x);                // gradient 0 at 0
 Tensor leaky_relu(const Tensor& x, double negative_slope);
 // Bounds may be NaN to mean "none"; gradient passes where min <= x <= max (PyTorch).

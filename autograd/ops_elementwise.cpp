@@ -159,6 +159,22 @@ Tensor tanh(const Tensor& x) {
   });
 }
 
+Tensor lgamma(const Tensor& x) {
+  Tensor y = kernels::unary(UnaryOp::Lgamma, x);
+  // d log Γ(x) = ψ(x).
+  return record("lgamma", {x}, y, [x = x.detach()](const TensorList& g) {
+    return TensorList{mul(g[0], kernels::unary(UnaryOp::Digamma, x))};
+  });
+}
+
+Tensor digamma(const Tensor& x) {
+  Tensor y = kernels::unary(UnaryOp::Digamma, x);
+  // d ψ(x) = ψ'(x), the trigamma function (a kernel without a gradient of its own: no second derivative).
+  return record("digamma", {x}, y, [x = x.detach()](const TensorList& g) {
+    return TensorList{mul(g[0], kernels::unary(UnaryOp::Trigamma, x))};
+  });
+}
+
 Tensor sigmoid(const Tensor& x) {
   Tensor y = kernels::unary(UnaryOp::Sigmoid, x);
   // d σ = σ (1 - σ).

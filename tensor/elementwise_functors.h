@@ -1,7 +1,7 @@
 // The math of the elementwise ops of tensor/elementwise_ops.h, written once for both backends: this header is
 // compiled by g++ (tensor/cpu/elementwise.cpp) and by nvcc (tensor/cuda/elementwise.cu). Each functor is a
 // `template <class Math, class T>`, instantiated only for the dtypes its row accepts; Math is the backend's
-// policy: static members exp, log, log1p, sqrt, tanh, pow and is_finite for float and double (the CPU's, in
+// policy: static members exp, log, log1p, sqrt, tanh, sin, tan, lgamma, pow and is_finite for float and double (the CPU's, in
 // tensor/cpu/elementwise.cpp: fast_expf for float32 exp, std:: otherwise; CUDA's, in tensor/cuda/elementwise.cu:
 // tensor/cuda/device_math.cuh, and is_finite as two comparisons).
 // Everything else (comparisons, casts, NaN handling) is this one code on both devices, so integer and bool
@@ -9,6 +9,7 @@
 // IEEE-rounded on both.
 #pragma once
 
+#include <limits>
 #include <type_traits>
 
 #include "tensor/dtype.h"
@@ -81,6 +82,92 @@ template <class M, class T> struct Tanh {
 };
 template <class M, class T> struct Sigmoid {
   REMATCH_HOST_DEVICE T operator()(T v) const { return T(1) / (T(1) + M::exp(-v)); }
+};
+// log|Γ(x)|: the backend's lgamma (glibc's re-entrant lgamma_r on the CPU, CUDA's lgamma); +inf at the poles
+// 0, −1, −2, ... (as torch.lgamma).
+template <class M, class T> struct Lgamma {
+  REMATCH_HOST_DEVICE T operator()(T v) const { return M::lgamma(v); }
+};
+
+namespace polygamma_detail {
+// Whether x is an integer (every float of magnitude ≥ 2^52 is; ±inf counts as one), without std::trunc, so
+// that nvcc and g++ compile the one code.
+template <class T> REMATCH_HOST_DEVICE bool is_integer(T x) {
+  const T big = T(4503599627370496.0);  // 2^52
+  if (!(x < big && x > -big)) return x == x;  // ±inf and huge values yes, NaN no
+  return x == static_cast<T>(static_cast<long long>(x));
+}
+// x − n for the integer n nearest x (|x| < 2^52), exact: tan(πx) = tan(πr) and sin²(πx) = sin²(πr) with r in
+// [−1/2, 1/2], computed without the rounding of π·x that would swamp them near the poles.
+template <class T> REMATCH_HOST_DEVICE T from_nearest_integer(T x) {
+  T r = x - static_cast<T>(static_cast<long long>(x));
+  if (r > T(0.5)) r -= T(1);
+  if (r < T(-0.5)) r += T(1);
+  return r;
+}
+constexpr double kPi = 3.14159265358979323846;
+}  // namespace polygamma_detail
+
+// ψ(x), PyTorch's calc_digamma (aten/src/ATen/native/Math.h, after Cephes psi): ∓inf at ±0, NaN at the negative
+// integers, the reflection ψ(x) = ψ(1 − x) − π / tan(πx) below 0 (tan(πx) of x's distance to the nearest
+// integer, where PyTorch takes its fractional part: the same within rounding, closer near the poles), the
+// recurrence ψ(x) = ψ(x + 1) − 1/x up to x ≥ 10, then the asymptotic series log x − 1/(2x) − Σ B_2k/(2k x^2k).
+template <class M, class T> struct Digamma {
+  REMATCH_HOST_DEVICE T operator()(T x) const {
+    using namespace polygamma_detail;
+    constexpr T inf = std::numeric_limits<T>::infinity();
+    if (x == T(0)) return T(1) / x > T(0) ? -inf : inf;  // ψ(+0) = −inf, ψ(−0) = +inf
+    T reflect = T(0);
+    if (x < T(0)) {
+      if (is_integer(x)) return std::numeric_limits<T>::quiet_NaN();
+      reflect = -T(kPi) / M::tan(T(kPi) * from_nearest_integer(x));
+      x = T(1) - x;
+    }
+    T result = T(0);
+    while (x < T(10)) {
+      result -= T(1) / x;
+      x += T(1);
+    }
+    if (x == T(10)) return reflect + result + T(2.25175258906672110764);
+    T y = T(0);
+    if (x < T(1.0e17)) {
+      const T z = T(1) / (x * x);
+      T p = T(8.33333333333333333333E-2);
+      p = p * z + T(-2.10927960927960927961E-2);
+      p = p * z + T(7.57575757575757575758E-3);
+      p = p * z + T(-4.16666666666666666667E-3);
+      p = p * z + T(3.96825396825396825397E-3);
+      p = p * z + T(-8.33333333333333333333E-3);
+      p = p * z + T(8.33333333333333333333E-2);
+      y = z * p;
+    }
+    return reflect + result + M::log(x) - T(0.5) / x - y;
+  }
+};
+
+// ψ'(x), digamma's derivative, exactly as PyTorch computes it (calc_trigamma, aten/src/ATen/native/Math.h, the
+// gradient of torch.digamma and torch.polygamma(1, x)): the reflection ψ'(x) = π²/sin²(πx) − ψ'(1 − x) below 1/2,
+// six steps of the recurrence ψ'(x) = ψ'(x + 1) + 1/x², then the asymptotic series 1/x + 1/(2x²) + 1/(6x³) −
+// 1/(30x⁵) + 1/(42x⁷). Its truncation error is about 1e-8 relative (at x ≈ 6.5, less beyond); kept so that
+// DECL's gradients are the official code's (tests/train/decl_golden_step_test.cpp), not more accurate ones.
+template <class M, class T> struct Trigamma {
+  REMATCH_HOST_DEVICE T operator()(T x) const {
+    using namespace polygamma_detail;
+    T sign = T(1), result = T(0);
+    if (x < T(0.5)) {
+      sign = T(-1);
+      const T sin_pi_x = M::sin(T(kPi) * x);
+      result -= (T(kPi) * T(kPi)) / (sin_pi_x * sin_pi_x);
+      x = T(1) - x;
+    }
+    for (int i = 0; i < 6; ++i) {
+      result += T(1) / (x * x);
+      x += T(1);
+    }
+    const T ixx = T(1) / (x * x);
+    result += (T(1) + T(1) / (T(2) * x) + ixx * (1. / 6 - ixx * (1. / 30 - ixx * (1. / 42)))) / x;
+    return sign * result;
+  }
 };
 
 // ---- scalar --------------------------------------------------------------------------------------------------

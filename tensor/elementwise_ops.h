@@ -39,7 +39,10 @@
   X(Relu,       "relu",        Numeric,  Same, Relu)           \
   X(Sign,       "sign",        Numeric,  Same, Sign)           \
   X(LogicalNot, "logical_not", Bool,     Bool, LogicalNot)     \
-  X(IsFinite,   "isfinite",    Numeric,  Bool, IsFinite)       /* false for NaN and ±inf */
+  X(IsFinite,   "isfinite",    Numeric,  Bool, IsFinite)       /* false for NaN and ±inf */ \
+  X(Lgamma,     "lgamma",      Floating, Same, Lgamma)         /* log|Γ(x)| */ \
+  X(Digamma,    "digamma",     Floating, Same, Digamma)        /* ψ(x) = d log Γ(x)/dx */ \
+  X(Trigamma,   "trigamma",    Floating, Same, Trigamma)       /* ψ'(x), digamma's derivative */
 
 // Ops with one scalar parameter s.
 #define REMATCH_SCALAR_OPS(X)                                  \

@@ -21,6 +21,17 @@ struct CpuMath {
   template <typename T> static T log1p(T v) { return std::log1p(v); }
   template <typename T> static T sqrt(T v) { return std::sqrt(v); }
   template <typename T> static T tanh(T v) { return std::tanh(v); }
+  template <typename T> static T sin(T v) { return std::sin(v); }
+  template <typename T> static T tan(T v) { return std::tan(v); }
+  // The re-entrant lgamma (glibc): std::lgamma writes the global signgam, a data race under the parallel loops.
+  static float lgamma(float v) {
+    int sign = 0;
+    return ::lgammaf_r(v, &sign);
+  }
+  static double lgamma(double v) {
+    int sign = 0;
+    return ::lgamma_r(v, &sign);
+  }
   template <typename T> static T pow(T v, T s) { return std::pow(v, s); }
   template <typename T> static bool is_finite(T v) { return std::isfinite(v); }
 };

@@ -15,6 +15,12 @@ __device__ __forceinline__ float sqrt_of(float v) { return ::sqrtf(v); }
 __device__ __forceinline__ double sqrt_of(double v) { return ::sqrt(v); }
 __device__ __forceinline__ float tanh_of(float v) { return ::tanhf(v); }
 __device__ __forceinline__ double tanh_of(double v) { return ::tanh(v); }
+__device__ __forceinline__ float sin_of(float v) { return ::sinf(v); }
+__device__ __forceinline__ double sin_of(double v) { return ::sin(v); }
+__device__ __forceinline__ float tan_of(float v) { return ::tanf(v); }
+__device__ __forceinline__ double tan_of(double v) { return ::tan(v); }
+__device__ __forceinline__ float lgamma_of(float v) { return ::lgammaf(v); }
+__device__ __forceinline__ double lgamma_of(double v) { return ::lgamma(v); }
 __device__ __forceinline__ float pow_of(float v, float s) { return ::powf(v, s); }
 __device__ __forceinline__ double pow_of(double v, double s) { return ::pow(v, s); }
 __device__ __forceinline__ float abs_of(float v) { return ::fabsf(v); }

@@ -26,6 +26,9 @@ struct CudaMath {
   template <typename T> __device__ static T log1p(T v) { return device_math::log1p_of(v); }
   template <typename T> __device__ static T sqrt(T v) { return device_math::sqrt_of(v); }
   template <typename T> __device__ static T tanh(T v) { return device_math::tanh_of(v); }
+  template <typename T> __device__ static T sin(T v) { return device_math::sin_of(v); }
+  template <typename T> __device__ static T tan(T v) { return device_math::tan_of(v); }
+  template <typename T> __device__ static T lgamma(T v) { return device_math::lgamma_of(v); }
   template <typename T> __device__ static T pow(T v, T s) { return device_math::pow_of(v, s); }
   // NaN fails both comparisons, ±inf the bound.
   template <typename T> __device__ static bool is_finite(T v) {

@@ -104,6 +104,15 @@ const std::vector<std::pair<Layout, Layout>>& binary_layouts() {
 
 double float_tol(DType dt) { return dt == DType::Float32 ? 2e-6 : 1e-14; }
 
+// lgamma, digamma and trigamma: CUDA's lgamma is documented within a few ulp only outside (−11.0001, −2.2637)
+// (larger inside, where these inputs reach), and the polygammas sum many terms each carrying CUDA's log/tan/sin
+// rounding; their values are checked against torch and mpmath on the CPU (tests/tensor/special_functions_test.cpp).
+double unary_tol(UnaryOp op, DType dt) {
+  const bool special = op == UnaryOp::Lgamma || op == UnaryOp::Digamma || op == UnaryOp::Trigamma;
+  if (!special) return float_tol(dt);
+  return dt == DType::Float32 ? 1e-4 : 1e-11;
+}
+
 // The message of the rematch::Error f throws ("" when it does not throw).
 std::string error_of(const std::function<void()>& f) {
   try {
@@ -141,7 +150,7 @@ TEST(CudaElementwise, UnaryMatchesCpu) {
           expect_same_refusal(op, x.numel(), [&] { kernels::unary(op, x); }, [&] { kernels::unary(op, xg); });
           continue;
         }
-        EXPECT_TRUE(matches(kernels::unary(op, xg), kernels::unary(op, x), float_tol(dt)));
+        EXPECT_TRUE(matches(kernels::unary(op, xg), kernels::unary(op, x), unary_tol(op, dt)));
       }
     }
 }
