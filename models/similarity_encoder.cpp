@@ -44,6 +44,10 @@ CaptionSide SimilarityEncoder::encode_captions(const Tensor& cap_emb, const Tens
 }
 
 Tensor SimilarityEncoder::scores(const ImageSide& images, const CaptionSide& captions) {
+  return sigmoid(logits(images, captions));  // §4.7
+}
+
+Tensor SimilarityEncoder::logits(const ImageSide& images, const CaptionSide& captions) {
   REMATCH_CHECK(
       images.regions.defined() && images.global.defined() && captions.words.defined() && captions.global.defined(),
       "sim_enc: scores() needs the results of encode_images() and encode_captions()");
@@ -58,7 +62,7 @@ Tensor SimilarityEncoder::scores(const ImageSide& images, const CaptionSide& cap
   const Tensor nodes = cat({unsqueeze(global, 2), local}, 2);  // global node first: [B_img, B_cap, L+1, m]
   const Tensor mask = node_mask(captions.lengths, captions.words.size(1), nodes.device());
   const Tensor z = module_ == SimilarityModule::SGR ? sgr_->forward(nodes, mask) : saf_->forward(nodes, mask);
-  return sigmoid(squeeze(sim_eval_w_->forward(z), 2));  // §4.7
+  return squeeze(sim_eval_w_->forward(z), 2);
 }
 
 }  // namespace rematch::models

@@ -72,6 +72,9 @@ class SimilarityEncoder : public nn::Module {
   CaptionSide encode_captions(const Tensor& cap_emb, const Tensor& lengths);
   // [B_img, B_cap] sigmoid scores. In training mode, SAF updates its BatchNorm statistics per caption.
   Tensor scores(const ImageSide& images, const CaptionSide& captions);
+  // The same before the sigmoid, w_e · z + b_e: DECL's raw similarities (its EncoderSimilarity drops the
+  // sigmoid, docs/methods/decl.md §1). scores() is sigmoid(logits()).
+  Tensor logits(const ImageSide& images, const CaptionSide& captions);
 
   // img_emb [B_img, R, d] (ImageEncoder), cap_emb [B_cap, L, d] (TextEncoder), lengths int64 [B_cap].
   // TextSA, then VisualSA: the order of their dropout draws (SgrafModel::forward).

@@ -6,6 +6,7 @@
 
 #include "train/methods/ncr/ncr_method.h"
 #include "train/methods/crcl/crcl_method.h"
+#include "train/methods/decl/decl_method.h"
 #include "train/methods/pairs/l2rm_method.h"
 #include "train/methods/pairs/pairs_method.h"
 #include "train/methods/rcsl/rcsl_method.h"
@@ -25,6 +26,7 @@ const std::vector<const MethodSpec*>& registered_methods() {
       &rcsl_method_spec(),
       &rcsl_nc_method_spec(),
       &uotrcl_method_spec(),
+      &decl_method_spec(),
       &crcl_method_spec(),
   };
   return methods;
