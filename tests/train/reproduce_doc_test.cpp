@@ -120,7 +120,7 @@ TEST_F(ReproduceDocTest, EveryTrainCommandPassesItsDryRun) {
     EXPECT_EQ(j.at("preset"), preset) << "line " << c.line;
     methods.insert(method);
   }
-  EXPECT_EQ(methods, (std::set<std::string>{"l2rm", "rcl", "rcsl", "rcsl-nc", "uotrcl"}));
+  EXPECT_EQ(methods, (std::set<std::string>{"l2rm", "rcl", "rcsl", "rcsl-nc", "uotrcl", "decl"}));
 }
 
 // Every value resolve_defaults fills from a method and a preset is named (as `--flag`) in docs/presets.md, whose
@@ -134,6 +134,7 @@ TEST(PresetsDoc, NamesEveryValueAPresetSets) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> runs = {
       {"triplet", {"f30k", "coco", "cc152k"}}, {"infonce", {"f30k", "coco", "cc152k"}},
       {"rcl", {"f30k", "coco", "cc152k"}},     {"l2rm", {"f30k", "coco", "cc152k"}},
+      {"decl", {"f30k", "coco", "cc152k"}},
       {"rcsl", {"f30k", "coco"}},              {"rcsl-nc", {"f30k", "coco"}},
       {"uotrcl", {"wiki", "nus", "xmedianet"}}, {"crcl", {"f30k", "coco", "cc152k"}}};
   for (const auto& [method, presets] : runs)
