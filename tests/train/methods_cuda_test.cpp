@@ -32,6 +32,7 @@
 #include "l2rm_test_util.h"
 #include "rcsl_test_util.h"
 #include "test_util.h"
+#include "train/methods/crcl/crcl_options.h"
 #include "train/methods/decl/decl_options.h"
 #include "train/methods/make_method.h"
 #include "train/methods/pairs/l2rm_method.h"
@@ -144,7 +145,6 @@ TEST_F(MethodsCuda, L2rmWarmupSplitAndMainStepsAsOnTheCpu) {
   expect_same_run(run_epochs(c, "cuda", 2, 1000), run_epochs(c, "cpu", 2, 1000), "l2rm");
 }
 
-// L2RM's rematch plan of one score matrix at the official batch size (B = 128: 129 × 129 with the dummies):
 // DECL (docs/methods/decl.md): a warm-up epoch (evidential loss with lgamma/digamma, the RDH top-k hinge), then a
 // main epoch: the evidential split in eval mode (its clean_size, precision and uncertainties are epoch statistics)
 // and the main steps with the noisy pairs' labels removed.
@@ -162,6 +162,25 @@ TEST_F(MethodsCuda, DeclWarmupSplitAndMainStepsAsOnTheCpu) {
   expect_same_run(run_epochs(c, "cuda", 2, 1000), run_epochs(c, "cpu", 2, 1000), "decl");
 }
 
+// CRCL (docs/methods/crcl.md): two rounds of a warm-up and a main epoch (the labels replaced by p at the first
+// warm-up's end, the moving average and the floor after it, a fresh model and AdamW for round 1), augmented
+// batches (drawn on the host, the same on both devices); the label means are epoch statistics.
+TEST_F(MethodsCuda, CrclRoundsAsOnTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const TrainConfig c = l2rm_test::tiny_config(path("pairs"), [](TrainConfig& t) {
+    t.method = "crcl";
+    t.warmup_epoch = 1;
+    t.num_epochs = 2;
+    CrclOptions& o = t.options<CrclOptions>();
+    o.embed_size = 8;
+    o.word_dim = 4;
+    o.sim_dim = 4;
+    o.schedules = {1, 1};
+  });
+  expect_same_run(run_epochs(c, "cuda", 4, 1000), run_epochs(c, "cpu", 4, 1000), "crcl");
+}
+
+// L2RM's rematch plan of one score matrix at the official batch size (B = 128: 129 × 129 with the dummies):
 // on the CPU in float64 with L2RM's dummy costs, on the GPU through the fused float32 kernel with the shifted
 // dummies (L2rmMethod::rematch_plan chooses by device), the cost net as initialised on both.
 TEST_F(MethodsCuda, L2rmRematchPlanOnTheGpuEqualsTheCpuSolver) {

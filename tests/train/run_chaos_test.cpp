@@ -54,6 +54,7 @@ std::vector<std::string> method_args(const std::string& method) {
   else if (method == "rcsl-nc") add({"--num_epochs", "3", "--warmup_epoch", "1", "--mine_epoch", "1",
                                      "--lr_milestones", "2", "--noise_ratio", "0.4"});
   else if (method == "decl") add({"--warmup_epoch", "1", "--num_epochs", "1", "--noise_ratio", "0.4"});
+  else if (method == "crcl") add({"--warmup_epoch", "1", "--schedules", "1", "1", "--noise_ratio", "0.4"});
   else add({"--num_epochs", "2", "--noise_ratio", "0.4"});
   return a;
 }
@@ -237,7 +238,7 @@ std::string case_name(const ::testing::TestParamInfo<std::tuple<std::string, int
 
 INSTANTIATE_TEST_SUITE_P(EveryMethod, ResumeExactTest,
                          ::testing::Combine(::testing::Values("triplet", "infonce", "rcl", "l2rm", "rcsl", "rcsl-nc",
-                                                              "uotrcl", "decl"),
+                                                              "uotrcl", "decl", "crcl"),
                                             ::testing::Values(1, 2, 4)),
                          case_name);
 
