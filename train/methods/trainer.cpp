@@ -212,7 +212,9 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
   std::optional<run::InterruptGuard> interrupt_guard;
   if (!run::interrupt_guard_active()) interrupt_guard.emplace(kInterruptNotice);
   TrainOutcome outcome;
-  double step_seconds = 0, step_comm_seconds = 0;  // the training steps' time, and its collectives' (mpirun)
+  // The training steps' time, its collectives' and the bytes rank 0 put in them (mpirun).
+  double step_seconds = 0, step_comm_seconds = 0, step_bytes = 0;
+  int64_t steps_run = 0;
 
   for (; pos.epoch < epochs; ++pos.epoch, pos.step = 0, pos.in_epoch = false) {
     const int64_t e = pos.epoch;
@@ -234,6 +236,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     for (; pos.step < steps; ++pos.step) {
       const auto step_start = std::chrono::steady_clock::now();
       const double comm_before = dist::collective_tally().seconds;
+      const int64_t bytes_before = dist::collective_tally().bytes;
       if (on_any_rank(comm, run::interrupted())) {  // the ranks stop at the same step
         save_checkpoint(method, pos, config_xxh64, folder.checkpoint_latest_path());
         saved = pos;
@@ -246,6 +249,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
       const StepResult r = guarded_step(method, e, pos.step, config.detect_anomaly);
       step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
       step_comm_seconds += dist::collective_tally().seconds - comm_before;
+      step_bytes += static_cast<double>(dist::collective_tally().bytes - bytes_before);
+      ++steps_run;
       progress.step(pos.step + 1, r.loss, r.pairs);
       if ((pos.step + 1) % config.log_step == 0 || pos.step + 1 == steps) {
         run::MetricRecord rec{e, pos.step + 1, "train", {{"loss", r.loss}, {"lr", method.learning_rate()}}};
@@ -295,7 +300,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
   if (comm.world_size() > 1)
     progress.message("data-parallel: " + std::to_string(comm.world_size()) + " ranks; the steps took " +
                      fixed(step_seconds, 2) + " s, " + fixed(step_comm_seconds, 2) + " s of it (" +
-                     fixed(100 * step_comm_seconds / std::max(step_seconds, 1e-9), 1) + "%) in collectives (rank 0)");
+                     fixed(100 * step_comm_seconds / std::max(step_seconds, 1e-9), 1) + "%) in collectives (rank 0), " +
+                     fixed(step_bytes / std::max<int64_t>(steps_run, 1) / 1e6, 2) + " MB a step into them");
   comm.barrier();  // rank 0's checkpoint_best is written
   if (pos.best_epoch >= 0) {
     const TrainingState best = TrainingState::load(folder.checkpoint_best_path());
