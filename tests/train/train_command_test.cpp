@@ -344,6 +344,21 @@ TEST_F(TrainCommandTest, TheDataIsCheckedBeforeTrainingAndBeforeResuming) {
   EXPECT_NE(resumed.err.find("train_caps.txt"), std::string::npos) << resumed.err;
 }
 
+TEST_F(TrainCommandTest, DemoMethodsAreCheckedBeforeAnyDataIsMade) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> bad = {
+      {"triplet,frobnicate", {"--methods frobnicate", "no such method", "l2rm"}},
+      {"uotrcl", {"--methods uotrcl", "rematch train"}},           // class-labelled data
+      {"rcl,triplet,rcl", {"--methods", "rcl is listed twice"}},
+      {"triplet,rcsl", {"--methods rcsl", "--paired_length"}},      // needs what the demo does not give
+  };
+  for (const auto& [methods, parts] : bad) {
+    const CliResult r = run_cli({"demo", "--out", path("demo"), "--methods", methods, "--progress", "none"});
+    EXPECT_EQ(r.code, kExitUsage) << methods << ": " << r.err;
+    for (const std::string& p : parts) EXPECT_NE(r.err.find(p), std::string::npos) << p << " in " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(path("demo") + "/data")) << methods;
+  }
+}
+
 TEST_F(TrainCommandTest, NanInTheDataStopsAtTheStepAndNamesTheOp) {
   // One training image with a NaN feature: the first step that sees it has a NaN loss.
   const std::string ims = path("synth") + "/synth_precomp/train_ims.npy";

@@ -1,10 +1,13 @@
 #include "train/cli/demo_command.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <tuple>
 #include <sstream>
 
 #include "train/cli/app.h"
@@ -25,6 +28,7 @@ struct DemoOptions {
   double noise_ratio = 0.6;
   int64_t epochs = -1;  // main epochs per method (-1: the size's default)
   std::string progress = "auto";
+  std::vector<std::string> methods = {"triplet", "rcl", "l2rm"};  // in the order they train and are listed
 };
 
 // The data and model sizes of a demo: small enough for two CPU cores, larger on a GPU.
@@ -62,6 +66,31 @@ DemoSize demo_size(bool gpu) {
   return s;
 }
 
+// The demo's epochs of a method: {--num_epochs, --warmup_epoch}, the same budget of `epochs` for every method.
+// l2rm's warm-up comes before its --num_epochs (docs/methods/l2rm.md §1.1: warm-up + main), so it counts in the
+// budget; the other methods have none.
+std::pair<int64_t, int64_t> demo_epochs(const std::string& method, int64_t epochs, const DemoSize& s) {
+  if (method == "l2rm") return {epochs - s.warmup, s.warmup};
+  return {epochs, 0};
+}
+
+// A method the demo can train: image-caption pairs (the precomp layout) on a model whose size the demo sets.
+void check_demo_method(const std::string& method, const std::vector<std::string>& chosen) {
+  const train::MethodSpec* spec = train::find_method_spec(method);
+  std::string choices;
+  for (const train::MethodSpec* m : train::registered_methods()) {
+    const train::TrainFlag* embed = train::find_train_flag("embed_size");
+    if (m->layout == train::DataLayout::Precomp && embed && embed->belongs_to(m->name))
+      choices += (choices.empty() ? "" : ", ") + m->name;
+  }
+  if (!spec) throw UsageError("--methods " + method + ": no such method (the demo trains " + choices + ")");
+  if (choices.find(method) == std::string::npos || spec->layout != train::DataLayout::Precomp)
+    throw UsageError("--methods " + method + ": the demo trains the methods of image-caption pairs on a similarity "
+                     "model (" + choices + "); train " + method + " with rematch train");
+  if (std::count(chosen.begin(), chosen.end(), method) > 1)
+    throw UsageError("--methods: " + method + " is listed twice");
+}
+
 train::TrainConfig method_config(const std::string& method, const DemoOptions& o, const DemoSize& s,
                                  const std::string& data_path) {
   train::TrainConfig c;
@@ -72,22 +101,20 @@ train::TrainConfig method_config(const std::string& method, const DemoOptions& o
   c.data_name = s.world.data_name;
   c.noise_ratio = o.noise_ratio;
   c.batch_size = s.batch;
-  // The model of triplet and rcl (their section) and of l2rm (its own, which extends it).
-  for (train::PairsOptions* p : {&c.options<train::PairsOptions>(),
-                                 static_cast<train::PairsOptions*>(&c.options<train::L2rmOptions>())}) {
-    p->embed_size = s.embed;
-    p->word_dim = s.word_dim;
-    p->sim_dim = s.sim_dim;
-    p->module_name = models::parse_module_name(s.module);
-    p->dropout = s.dropout;
-  }
+  // The model's size, through the method's own flags (each method's section of the config holds its model).
+  auto set = [&](const std::string& flag, const nlohmann::json& value) {
+    const train::TrainFlag* f = train::find_train_flag(flag);
+    if (f && f->belongs_to(method)) f->of(method).set(c, value);
+  };
+  set("embed_size", s.embed);
+  set("word_dim", s.word_dim);
+  set("sim_dim", s.sim_dim);
+  set("module_name", s.module);
+  set("dropout", s.dropout);
   c.learning_rate = s.lr;
   c.lr_update = s.lr_update;
-  // The same number of epochs for every method: l2rm's warm-up counts in its budget (docs/methods/l2rm.md §1.1:
-  // warm-up + main).
   const int64_t epochs = o.epochs > 0 ? o.epochs : s.epochs;
-  c.num_epochs = method == "l2rm" ? epochs - s.warmup : epochs;
-  c.warmup_epoch = method == "l2rm" ? s.warmup : 0;
+  std::tie(c.num_epochs, c.warmup_epoch) = demo_epochs(method, epochs, s);
   c.options<train::L2rmOptions>().reg = 0.05;
   c.val_subset = data::ValSubset::sgraf;  // the whole (small) dev split for every method, so the comparison is like for like
   c.run_dir = o.out + "/" + method;
@@ -109,13 +136,25 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   const DemoSize size = demo_size(gpu);
   if (o.epochs >= 0 && o.epochs <= size.warmup)
     throw UsageError("--epochs must exceed the " + std::to_string(size.warmup) + " warm-up epochs of l2rm");
+  if (o.methods.empty()) throw UsageError("--methods: name at least one method");
+  for (const std::string& m : o.methods) check_demo_method(m, o.methods);
   if (!(o.noise_ratio >= 0 && o.noise_ratio < 1)) throw UsageError("--noise_ratio must be in [0, 1)");
   device_flag(o.device);  // before the data is made
   const auto start = std::chrono::steady_clock::now();
+  const std::string data_path = o.out + "/data";
+  // Every method's configuration before any data is made: a method that needs more than the demo gives (rcsl's
+  // --paired_length) is named now.
+  std::vector<train::TrainConfig> configs;
+  for (const std::string& method : o.methods) {
+    try {
+      configs.push_back(method_config(method, o, size, data_path));
+    } catch (const Error& e) {
+      throw UsageError("--methods " + method + ": " + e.what());
+    }
+  }
 
   synth::PairsWorldConfig wc = size.world;
   wc.seed = o.seed;
-  const std::string data_path = o.out + "/data";
   const synth::PairsWorldFiles files = synth::write_pairs_world(synth::make_pairs_world(wc), data_path);
   out << "rematch demo: synthetic image-caption benchmark (" << wc.train_images << " training images x 5 captions, "
       << wc.regions << " regions of " << wc.feature_dim << " features) in " << files.data_dir << "\n"
@@ -129,9 +168,9 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   };
   std::vector<Row> rows;
   std::vector<run::Series> curves;
-  for (const std::string method : {"triplet", "rcl", "l2rm"}) {
+  for (const train::TrainConfig& c : configs) {
+    const std::string& method = c.method;
     out << "training " << method << " ..." << std::endl;
-    train::TrainConfig c = method_config(method, o, size, data_path);
     train::NewRun r = train::train_new_run(c, err);
     if (r.outcome.interrupted)
       throw Interrupted("interrupted during " + method + "; its run can continue with: rematch train --resume " +
@@ -168,15 +207,21 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
         << cell("t2i_r5", 7) << " | " << cell("t2i_r10", 8) << " | " << cell("rsum", 6) << " | " << p.str()
         << " |\n";
   }
-  out << "\nsplit precision: share of truly matched pairs among those L2RM's Beta mixture kept as clean (last "
-         "epoch).\nRun folders (config.json, metrics.jsonl, checkpoints, results.md, plots/): ";
+  out << "\nsplit precision: share of truly matched pairs among those the method kept as clean (its last epoch's "
+         "split; - for a method without one).\nRun folders (config.json, metrics.jsonl, checkpoints, results.md, plots/): ";
   for (const Row& r : rows) out << r.run_dir << " ";
   out << "\nValidation curves: " << o.out << "/validation_rsum.png\nTotal time " << fixed(seconds / 60, 1)
       << " min.\n";
-  // The page a newcomer opens first: the pairs L2RM flagged as mismatched, with pictures (docs/viz.md §4.3).
+  // The page a newcomer opens first: the pairs L2RM flagged as mismatched, with pictures (docs/viz.md §4.3); without
+  // l2rm, those of the first method that kept a split, else what the first method retrieves.
+  const Row* shown = nullptr;
   for (const Row& r : rows)
-    if (r.method == "l2rm")
-      out << "Report (open it in a browser): " << write_run_report(r.run_dir, o.out + "/report", {}, err) << "\n";
+    if (r.method == "l2rm") shown = &r;
+  for (const Row& r : rows)
+    if (!shown && std::filesystem::is_directory(r.run_dir + "/splits")) shown = &r;
+  if (!shown) shown = &rows.front();
+  const std::string report = write_run_report(shown->run_dir, o.out + "/report", {}, err);  // logs to err first
+  out << "Report (open it in a browser): " << report << "\n";
 }
 
 }  // namespace
@@ -184,8 +229,9 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
 void add_demo_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   auto o = std::make_shared<DemoOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "demo", "Train triplet, rcl and l2rm on a synthetic benchmark with 60% mismatched pairs and compare them");
-  cmd->add_option("--out", o->out, "Folder for the data, the three run folders and the comparison plot")
+      "demo", "Train triplet, rcl and l2rm (or --methods) on a synthetic benchmark with 60% mismatched pairs and "
+              "compare them");
+  cmd->add_option("--out", o->out, "Folder for the data, one run folder per method and the comparison plot")
       ->capture_default_str();
   cmd->add_option("--device", o->device, "cpu | cuda | cuda:N (cuda: larger dimensions)")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the data, the noise and the training")->capture_default_str();
@@ -193,6 +239,11 @@ void add_demo_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   cmd->add_option("--epochs", o->epochs,
                   "Epochs per method (default 9 on CPU, 20 on GPU; l2rm's 5 warm-up epochs included)");
   cmd->add_option("--progress", o->progress, "auto | bar | plain | none")->capture_default_str();
+  cmd->add_option("--methods", o->methods,
+                  "The methods to train and compare, comma-separated, in order (any method of image-caption pairs "
+                  "on a similarity model, e.g. triplet,infonce,rcl,l2rm)")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->callback([o, &out, &err] { run_demo(*o, out, err); });
 }
 
