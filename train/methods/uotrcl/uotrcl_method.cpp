@@ -7,7 +7,9 @@
 #include <ostream>
 #include <sstream>
 
+#include "dist/gather_op.h"
 #include "train/eval/map_metric.h"
+#include "train/methods/data_parallel.h"
 #include "viz/plots.h"
 
 namespace rematch::train {
@@ -229,9 +231,21 @@ StepResult UotrclMethod::train_step(int64_t epoch, int64_t step) {
   const Tensor rows = batch_rows(step);
   const int64_t b = rows.size(0);
   model_->train();
-  const Tensor z_v = model_->encode_images(index_select(train_images_, 0, rows));
-  const Tensor z_t = model_->encode_texts(index_select(train_texts_, 0, rows));
-  const Tensor logits_v = model_->logits(z_v, options_.tau1), logits_t = model_->logits(z_t, options_.tau1);
+  // Under mpirun each rank encodes its rows of the batch (no BatchNorm, no dropout: rows are independent) and
+  // every rank computes the whole loss from the gathered embeddings and logits, whose backward keeps each rank's
+  // rows; the gradients are summed over ranks before the clip. A batch smaller than the world runs whole.
+  dist::Communicator& comm = dist::world();
+  const bool shared = comm.world_size() > 1 && b >= comm.world_size();
+  const dist::RowRange mine = shared ? batch_share(comm, b) : dist::RowRange{0, b};
+  const Tensor my_rows = shared ? narrow(rows, 0, mine.begin, mine.end - mine.begin) : rows;
+  const auto whole = [&](const Tensor& x) {
+    return shared ? dist::all_gather_rows(comm, x, dist::GatherBackward::OwnRows) : x;
+  };
+  const Tensor my_z_v = model_->encode_images(index_select(train_images_, 0, my_rows));
+  const Tensor my_z_t = model_->encode_texts(index_select(train_texts_, 0, my_rows));
+  const Tensor z_v = whole(my_z_v), z_t = whole(my_z_t);
+  const Tensor logits_v = whole(model_->logits(my_z_v, options_.tau1));
+  const Tensor logits_t = whole(model_->logits(my_z_t, options_.tau1));
 
   StepResult result;
   result.pairs = b;
@@ -280,6 +294,7 @@ StepResult UotrclMethod::train_step(int64_t epoch, int64_t step) {
   }
   optimizer_->zero_grad();
   backward(loss);
+  if (shared) all_reduce_gradients(comm, model_->parameters());
   clip_checked_gradients(name(), epoch, step, model_->parameters(), common_.grad_clip);
   optimizer_->step();
   // MRL renormalises the prototype columns at the top of every batch; doing it right after each update gives
