@@ -20,6 +20,38 @@ Tensor VseTextEncoder::forward(const Tensor& ids, const Tensor& lengths) {
   return forward_with(parameters(), ids, lengths);
 }
 
+namespace {
+
+// encoders.py: lengths.clamp(min=1).
+Tensor clamped_lengths(const Tensor& lengths) {
+  std::vector<int64_t> len = lengths.to_vector<int64_t>();
+  for (int64_t& l : len) l = std::max<int64_t>(l, 1);
+  return from_vector(len);
+}
+
+}  // namespace
+
+Tensor VseTextEncoder::embed_words(const Tensor& ids, const Tensor& lengths) {
+  const Tensor clamped = clamped_lengths(lengths);
+  const int64_t T = checked_max_length(clamped, ids.size(0), ids.size(1), "VseTextEncoder");
+  Tensor e = embedding(embed_->weight(), T < ids.size(1) ? narrow(ids, 1, 0, T) : ids);  // [B, T, word_dim]
+  if (is_training() && dropout_ > 0) e = nn::dropout(e, dropout_, true, gen_);
+  return e;
+}
+
+Tensor VseTextEncoder::encode_words(const Tensor& words, const Tensor& lengths) {
+  const Tensor clamped = clamped_lengths(lengths);
+  checked_max_length(clamped, words.size(0), words.size(1), "VseTextEncoder");
+  const TensorList params = parameters();
+  const TensorList gru_weights(params.begin() + 1, params.begin() + 9);
+  const Tensor out = nn::gru(words, clamped, gru_weights, "VseTextEncoder rnn").output;  // [b, T, 2E], 0 at padding
+  const int64_t E = embed_size_, T = words.size(1);
+  const Tensor u = mul(add(narrow(out, 2, 0, E), narrow(out, 2, E, E)), 0.5);
+  const Tensor logits = nn::linear(u, params[9], params[10], "VseTextEncoder linear1");
+  const Tensor pooled = vse_attention_pool(u, logits, vse_padding_mask(clamped, T, u.device()));
+  return no_txtnorm_ ? pooled : l2_normalize(pooled, 1, 1e-8);
+}
+
 Tensor VseTextEncoder::forward_with(const TensorList& params, const Tensor& ids, const Tensor& lengths) {
   REMATCH_CHECK(params.size() == kNumParams, "VseTextEncoder: expected ", kNumParams, " parameter tensors, got ",
                 params.size());

@@ -30,6 +30,11 @@ class VseTextEncoder : public nn::Module {
   Tensor forward(const Tensor& ids, const Tensor& lengths);
   // The same with `params` (kNumParams tensors, named_parameters() order) in place of the module's own.
   Tensor forward_with(const TensorList& params, const Tensor& ids, const Tensor& lengths);
+  // forward's two halves, for data-parallel training (docs/distributed.md §4): the word embeddings after dropout
+  // [B, T, word_dim], T the longest (clamped) length (the mask drawn for the whole batch), then the Bi-GRU, the
+  // attention pooling and l2n of any rows of them (words [b, T, word_dim], lengths [b]) -> [b, embed_size].
+  Tensor embed_words(const Tensor& ids, const Tensor& lengths);
+  Tensor encode_words(const Tensor& words, const Tensor& lengths);
 
   int64_t vocab_size() const { return embed_->num_embeddings(); }
   int64_t embed_size() const { return embed_size_; }

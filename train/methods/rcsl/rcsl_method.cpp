@@ -6,11 +6,13 @@
 #include <sstream>
 
 #include "autograd/autograd.h"
+#include "dist/gather_op.h"
 #include "models/augment.h"
 #include "train/data/batcher.h"
 #include "train/data/semi_paired.h"
 #include "train/eval/retrieval_metrics.h"
 #include "train/losses/retrieval_losses.h"
+#include "train/methods/data_parallel.h"
 #include "train/methods/pairs/pairs_method.h"
 #include "train/methods/rcsl/rcsl_losses.h"
 #include "train/methods/rcsl/vse_encoding.h"
@@ -245,6 +247,29 @@ EpochInfo RcslMethod::begin_epoch(int64_t epoch) {
   return epoch_info_;
 }
 
+namespace {
+
+// A view's embeddings. Shared (under mpirun, a batch of at least as many pairs as ranks; docs/distributed.md §4):
+// the image encoder runs on the whole batch on every rank (its BatchNorm takes statistics over the batch's region
+// rows), the word embeddings and their dropout too (the mask one process draws), and each rank runs its rows of
+// the captions through the Bi-GRU and the pooling; each rank's rows of both are gathered with the backward
+// GatherBackward::OwnRows (every rank computes the whole loss), so each rank's parameter gradients are its rows'
+// share, summed over ranks before the clip.
+models::VseEmbeddings embed_view(models::VseModel& model, dist::Communicator& comm, bool shared, const Tensor& images,
+                                 const Tensor& image_lengths, const Tensor& ids, const Tensor& lengths) {
+  if (!shared) return model.forward(images, image_lengths, ids, lengths);
+  const dist::RowRange mine = batch_share(comm, images.size(0));
+  const int64_t n = mine.end - mine.begin;
+  const Tensor all_images = model.encode_images(images, image_lengths);
+  const Tensor words = model.txt_enc().embed_words(ids, lengths);
+  const Tensor my_captions =
+      model.txt_enc().encode_words(narrow(words, 0, mine.begin, n), contiguous(narrow(lengths, 0, mine.begin, n)));
+  return {dist::all_gather_rows(comm, narrow(all_images, 0, mine.begin, n), dist::GatherBackward::OwnRows),
+          dist::all_gather_rows(comm, my_captions, dist::GatherBackward::OwnRows)};
+}
+
+}  // namespace
+
 StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
   REMATCH_CHECK(epoch == epoch_ && step >= 0 && step < static_cast<int64_t>(plan_.size()), name(), ": step ", step,
                 " of epoch ", epoch, " is outside the epoch in progress (", epoch_, ", ", plan_.size(), " steps)");
@@ -271,7 +296,10 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
     lengths = t.lengths;
   }
   model_->train();
-  const models::VseEmbeddings view0 = model_->forward(to(regions, device_), region_lengths, to(ids, device_), lengths);
+  dist::Communicator& comm = dist::world();
+  const bool shared = comm.world_size() > 1 && batch >= comm.world_size();
+  const models::VseEmbeddings view0 =
+      embed_view(*model_, comm, shared, to(regions, device_), region_lengths, to(ids, device_), lengths);
 
   StepResult result;
   result.pairs = batch;
@@ -294,9 +322,8 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
     }
     const auto [mined_ids, mined_lengths] = caption_batch(train, mined_captions);
     const models::VseEmbeddings view1 =
-        model_->forward(to(to(train.images(mined_rows), options_.dtype), device_),
-                        full_lengths(batch, train.num_regions()),
-                        to(mined_ids, device_), mined_lengths);
+        embed_view(*model_, comm, shared, to(to(train.images(mined_rows), options_.dtype), device_),
+                   full_lengths(batch, train.num_regions()), to(mined_ids, device_), mined_lengths);
     const rcsl::RcmTerms rcm =
         rcsl::rcm_terms(view0.images, view0.captions, view1.images, view1.captions, num_paired, options_.tau);
     if (rcm_t_) terms.emplace_back("rcm_t", rcm.t);
@@ -318,6 +345,7 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
   check_finite_loss(name(), epoch, step, "total", result.loss);
   optimizer_->zero_grad();
   backward(loss);
+  if (shared) all_reduce_gradients(comm, model_->parameters());
   clip_checked_gradients(name(), epoch, step, model_->parameters(), common_.grad_clip);
   optimizer_->step();
   return result;

@@ -72,6 +72,9 @@ class RcslMethod : public Method {
   void save_state(TrainingState& state) const override;
   void load_state(const TrainingState& state) override;
   std::vector<Generator*> generators() override { return {&model_gen_, &augment_gen_}; }
+  // Under mpirun (docs/distributed.md §4): each rank runs its rows of a batch's captions through the Bi-GRU; the
+  // image encoder, the word embeddings, the split, the bank and the losses run whole on every rank.
+  bool trains_data_parallel() const override { return true; }
   double learning_rate() const override { return optimizer_->lr(); }
   // RCSL's final test loads model_mining_best (docs/methods/rcsl.md §3.5): the best dev rSum among the mining
   // epochs only.
