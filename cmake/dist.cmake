@@ -32,7 +32,11 @@ if(NOT REMATCH_NCCL STREQUAL "OFF" AND REMATCH_WITH_CUDA AND REMATCH_WITH_MPI)
   if(REMATCH_NCCL_INCLUDE AND REMATCH_NCCL_LIB)
     set(REMATCH_WITH_NCCL ON)
     target_include_directories(rematch_dist PRIVATE ${REMATCH_NCCL_INCLUDE})
-    target_link_libraries(rematch_dist PRIVATE ${REMATCH_NCCL_LIB} CUDA::cudart)
+    # Not linked: dist/nccl_api.cpp loads libnccl with dlopen when the nccl backend first starts (a CUDA build's
+    # commands do not pay its load at start-up); the folder found here is one place it looks.
+    get_filename_component(REMATCH_NCCL_DIR "${REMATCH_NCCL_LIB}" DIRECTORY)
+    target_compile_definitions(rematch_dist PRIVATE REMATCH_NCCL_DIR="${REMATCH_NCCL_DIR}")
+    target_link_libraries(rematch_dist PRIVATE CUDA::cudart ${CMAKE_DL_LIBS})
     target_compile_definitions(rematch_dist PUBLIC REMATCH_WITH_NCCL=1)
   endif()
 endif()

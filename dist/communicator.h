@@ -68,8 +68,7 @@ Communicator& world();
 // Ends the process-wide communicator (MPI_Finalize); registered with atexit when mpi or nccl starts.
 void finalize_world();
 
-// What this process's collectives cost so far (every backend but none; a collective made inside another counts
-// once): wall seconds inside them, the bytes this rank contributed, and how many were made. For the log of a
+// What this process's collectives on the mpi backend cost so far (a collective made inside another counts once): wall seconds inside them, the bytes this rank contributed, and how many were made. For the log of a
 // data-parallel run and bench/RESULTS.md's communication share.
 struct CollectiveTally {
   double seconds = 0;

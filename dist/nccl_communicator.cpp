@@ -2,7 +2,7 @@
 // that device's rematch stream (tensor/cuda/check.h). MPI starts the processes and carries NCCL's unique id
 // from rank 0 to the others; barrier and abort go through MPI too. NCCL sums in its own ring order (not rank
 // order): results agree across ranks but may differ in the last bits from the mpi backend's. Host tensors
-// are refused (use the mpi backend for the CPU).
+// are refused (use the mpi backend for the CPU). NCCL itself is loaded here, on first use (dist/nccl_api.h).
 #ifdef REMATCH_WITH_NCCL
 #include <mpi.h>
 #include <nccl.h>
@@ -12,6 +12,7 @@
 
 #include "dist/communicator.h"
 #include "dist/mpi_world.h"
+#include "dist/nccl_api.h"
 #include "tensor/cuda/check.h"
 #include "tensor/kernels.h"
 
@@ -21,7 +22,7 @@ namespace {
 #define REMATCH_NCCL_CHECK(call)                                                                       \
   do {                                                                                                \
     ncclResult_t r_ = (call);                                                                         \
-    if (r_ != ncclSuccess) REMATCH_FAIL("NCCL ", #call, " failed: ", ncclGetErrorString(r_));         \
+    if (r_ != ncclSuccess) REMATCH_FAIL("NCCL ", #call, " failed: ", nccl().error_string(r_));        \
   } while (0)
 
 ncclDataType_t nccl_type(DType t, const char* op) {
@@ -45,12 +46,12 @@ class NcclCommunicator final : public Communicator {
                   " of its machine but the machine has ", devices, " GPUs: start at most one process per GPU");
     REMATCH_CUDA_CHECK(cudaSetDevice(local_rank_));
     ncclUniqueId id;
-    if (rank_ == 0) REMATCH_NCCL_CHECK(ncclGetUniqueId(&id));
+    if (rank_ == 0) REMATCH_NCCL_CHECK(nccl().get_unique_id(&id));
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    REMATCH_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
+    REMATCH_NCCL_CHECK(nccl().comm_init_rank(&comm_, size_, id, rank_));
   }
   ~NcclCommunicator() override {
-    if (comm_) ncclCommDestroy(comm_);
+    if (comm_) nccl().comm_destroy(comm_);
     mpi_stop(mpi_);
   }
 
@@ -62,7 +63,7 @@ class NcclCommunicator final : public Communicator {
   Tensor all_reduce_sum(const Tensor& t) override {
     const Tensor x = on_gpu(t, "all_reduce_sum");
     Tensor out = empty(x.sizes(), x.dtype(), x.device());
-    REMATCH_NCCL_CHECK(ncclAllReduce(x.raw_data(), out.raw_data(), static_cast<size_t>(x.numel()),
+    REMATCH_NCCL_CHECK(nccl().all_reduce(x.raw_data(), out.raw_data(), static_cast<size_t>(x.numel()),
                                      nccl_type(x.dtype(), "all_reduce_sum"), ncclSum, comm_, stream()));
     return out;
   }
@@ -74,7 +75,7 @@ class NcclCommunicator final : public Communicator {
     Tensor rows = from_vector(std::vector<int64_t>{x.size(0)}, {1});
     rows = kernels::to_device(rows, x.device());
     Tensor all_rows = empty({size_}, DType::Int64, x.device());
-    REMATCH_NCCL_CHECK(ncclAllGather(rows.raw_data(), all_rows.raw_data(), 1, ncclInt64, comm_, stream()));
+    REMATCH_NCCL_CHECK(nccl().all_gather(rows.raw_data(), all_rows.raw_data(), 1, ncclInt64, comm_, stream()));
     const std::vector<int64_t> counts = kernels::to_device(all_rows, Device::cpu()).to_vector<int64_t>();
     int64_t most = 0;
     for (int64_t c : counts) most = std::max(most, c);
@@ -85,7 +86,7 @@ class NcclCommunicator final : public Communicator {
     Shape gathered_shape = padded_shape;
     gathered_shape[0] = most * size_;
     Tensor gathered = empty(gathered_shape, x.dtype(), x.device());
-    REMATCH_NCCL_CHECK(ncclAllGather(padded.raw_data(), gathered.raw_data(), static_cast<size_t>(padded.numel()),
+    REMATCH_NCCL_CHECK(nccl().all_gather(padded.raw_data(), gathered.raw_data(), static_cast<size_t>(padded.numel()),
                                      nccl_type(x.dtype(), "all_gather"), comm_, stream()));
     std::vector<Tensor> parts;
     for (int r = 0; r < size_; ++r)
@@ -102,7 +103,7 @@ class NcclCommunicator final : public Communicator {
   Tensor broadcast(const Tensor& t, int root) override {
     const Tensor x = on_gpu(t, "broadcast");
     Tensor out = kernels::clone(x);
-    REMATCH_NCCL_CHECK(ncclBroadcast(x.raw_data(), out.raw_data(), static_cast<size_t>(x.numel()),
+    REMATCH_NCCL_CHECK(nccl().broadcast(x.raw_data(), out.raw_data(), static_cast<size_t>(x.numel()),
                                      nccl_type(x.dtype(), "broadcast"), root, comm_, stream()));
     return out;
   }
@@ -112,7 +113,7 @@ class NcclCommunicator final : public Communicator {
   [[noreturn]] void abort(const std::string& message, int code) override {
     std::fprintf(stderr, "rank %d of %d: %s\n", rank_, size_, message.c_str());
     std::fflush(stderr);
-    if (comm_) ncclCommAbort(comm_);
+    if (comm_) nccl().comm_abort(comm_);
     comm_ = nullptr;
     MPI_Abort(MPI_COMM_WORLD, code);
     std::_Exit(code);

@@ -5,11 +5,25 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
 
+#include "dist/nccl_api.h"
 #include "test_util.h"
 
 namespace rematch::dist {
 namespace {
+
+#ifdef REMATCH_WITH_NCCL
+// A build with NCCL does not load it at start-up (dist/nccl_api.h): only a started nccl backend does.
+TEST(NcclLoad, NotLoadedUntilTheNcclBackendStarts) {
+  EXPECT_FALSE(nccl_loaded());
+  std::ifstream maps("/proc/self/maps");
+  const std::string mapped((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(mapped.find("libnccl"), std::string::npos) << "libnccl is mapped into a process that started no nccl backend";
+}
+#endif
 
 TEST(BlockRows, WholeBlocksInRankOrderCoveringEveryRowOnce) {
   for (int64_t n : {0, 1, 7, 23, 100, 1000, 1001})
