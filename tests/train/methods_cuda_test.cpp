@@ -35,6 +35,7 @@
 #include "train/methods/crcl/crcl_options.h"
 #include "train/methods/decl/decl_options.h"
 #include "train/methods/make_method.h"
+#include "train/methods/ncr/ncr_options.h"
 #include "train/methods/pairs/l2rm_method.h"
 #include "train/methods/rcsl/memory_bank.h"
 #include "train/methods/rcsl/rcsl_method.h"
@@ -178,6 +179,24 @@ TEST_F(MethodsCuda, CrclRoundsAsOnTheCpu) {
     o.schedules = {1, 1};
   });
   expect_same_run(run_epochs(c, "cuda", 4, 1000), run_epochs(c, "cpu", 4, 1000), "crcl");
+}
+
+// NCR (docs/methods/ncr.md): a warm-up epoch (A's batches, then B's), then two co-training epochs: both nets'
+// per-sample losses in eval mode and their Gaussian-mixture splits (clean_size_A/B and precisions are epoch
+// statistics), the rectified labels (eval-mode predictions) and the soft-margin steps; the second co-training epoch
+// is in the second half, so its steps alternate labelled and unlabelled updates.
+TEST_F(MethodsCuda, NcrWarmupSplitAndCoTrainingStepsAsOnTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const TrainConfig c = l2rm_test::tiny_config(path("pairs"), [](TrainConfig& t) {
+    t.method = "ncr";
+    t.warmup_epoch = 1;
+    t.num_epochs = 2;
+    NcrOptions& o = t.options<NcrOptions>();
+    o.embed_size = 8;
+    o.word_dim = 4;
+    o.sim_dim = 4;
+  });
+  expect_same_run(run_epochs(c, "cuda", 3, 1000), run_epochs(c, "cpu", 3, 1000), "ncr");
 }
 
 // L2RM's rematch plan of one score matrix at the official batch size (B = 128: 129 × 129 with the dummies):
