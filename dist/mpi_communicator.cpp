@@ -71,22 +71,22 @@ class MpiCommunicator final : public Communicator {
     const Tallied tallied(byte_size(t));
     const Tensor h = host_contiguous(t);
     check_same_tail(h, "all_gather");
-    const long long mine = static_cast<long long>(byte_size(h));
-    std::vector<long long> sizes(static_cast<size_t>(size_));
-    check_mpi(MPI_Allgather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD), "MPI_Allgather");
-    std::vector<int> counts(sizes.size()), displs(sizes.size());
+    // Every rank's bytes and rows (a rank may hold no rows: its bytes say nothing of a row's size).
+    const long long mine[2] = {static_cast<long long>(byte_size(h)), static_cast<long long>(h.size(0))};
+    std::vector<long long> sizes(2 * static_cast<size_t>(size_));
+    check_mpi(MPI_Allgather(mine, 2, MPI_LONG_LONG, sizes.data(), 2, MPI_LONG_LONG, MPI_COMM_WORLD), "MPI_Allgather");
+    std::vector<int> counts(static_cast<size_t>(size_)), displs(static_cast<size_t>(size_));
     long long total = 0;
-    for (size_t r = 0; r < sizes.size(); ++r) {
-      REMATCH_CHECK(total + sizes[r] <= INT32_MAX, "all_gather: ", total + sizes[r],
-                    " bytes exceed one MPI call's 2 GiB; gather in pieces");
-      counts[r] = static_cast<int>(sizes[r]);
-      displs[r] = static_cast<int>(total);
-      total += sizes[r];
-    }
-    const int64_t row_bytes = h.numel() == 0 || h.size(0) == 0 ? 0 : static_cast<int64_t>(byte_size(h)) / h.size(0);
-    Shape shape = h.sizes();
     int64_t rows = 0;
-    for (long long s : sizes) rows += row_bytes > 0 ? s / row_bytes : 0;
+    for (size_t r = 0; r < counts.size(); ++r) {
+      REMATCH_CHECK(total + sizes[2 * r] <= INT32_MAX, "all_gather: ", total + sizes[2 * r],
+                    " bytes exceed one MPI call's 2 GiB; gather in pieces");
+      counts[r] = static_cast<int>(sizes[2 * r]);
+      displs[r] = static_cast<int>(total);
+      total += sizes[2 * r];
+      rows += sizes[2 * r + 1];
+    }
+    Shape shape = h.sizes();
     shape[0] = rows;
     Tensor out = empty(shape, h.dtype(), Device::cpu());
     check_mpi(MPI_Allgatherv(h.raw_data(), counts[static_cast<size_t>(rank_)], MPI_BYTE, out.raw_data(), counts.data(),

@@ -38,6 +38,13 @@ int main() {
   for (int k = 0; k < n; ++k) want_parts.push_back(rows_of(k, k + 1, 3));
   const Tensor want = kernels::cat(want_parts, 0);
   expect(g.sizes() == want.sizes() && g.to_vector<double>() == want.to_vector<double>(), "all_gather", r);
+  // all_gather where rank 0 holds no rows (its bytes say nothing of a row's size).
+  const Tensor g0 = c.all_gather(rows_of(r, r == 0 ? 0 : 2, 3));
+  std::vector<Tensor> want0;
+  for (int k = 1; k < n; ++k) want0.push_back(rows_of(k, 2, 3));
+  expect(g0.size(0) == 2 * (n - 1) && g0.size(1) == 3 &&
+             g0.to_vector<double>() == kernels::cat(want0, 0).to_vector<double>(),
+         "all_gather with an empty rank", r);
   // all_reduce_sum: float32 and int64, same on every rank.
   const Tensor x = from_vector(std::vector<float>{1.0f + r, 0.5f * r, -2.0f}, {3});
   const std::vector<float> sum = c.all_reduce_sum(x).to_vector<float>();

@@ -167,8 +167,20 @@ StepResult PairsMethod::train_step(int64_t epoch, int64_t step) {
   return r;
 }
 
+Tensor PairsMethod::split_scores(const data::PrecompDataset& split) {
+  const eval::BlockSize block{common_.eval_batch, common_.eval_batch};
+  if (comm_.world_size() == 1) return eval::score_precomp_split({model_.get()}, split, block);
+  const int64_t n_img = split.num_captions() / split.captions_per_image();
+  const dist::RowRange rows = dist::block_rows(n_img, block.images, comm_.rank(), comm_.world_size());
+  model_->eval();  // as score_precomp_rows leaves it, on a rank without rows too
+  const Tensor mine = rows.begin < rows.end
+                          ? eval::score_precomp_rows({model_.get()}, split, rows.begin, rows.end, block)
+                          : zeros({0, split.num_captions()}, DType::Float32);
+  return comm_.all_gather(mine);
+}
+
 EvalResult PairsMethod::evaluate(const data::PrecompDataset& split, const std::string& label) {
-  const Tensor sims = eval::score_precomp_split({model_.get()}, split, {common_.eval_batch, common_.eval_batch});
+  const Tensor sims = split_scores(split);
   model_->train();
   return eval_result(eval::retrieval_metrics(sims, split.captions_per_image()), label);
 }
@@ -177,7 +189,7 @@ EvalResult PairsMethod::validate() { return evaluate(*data_.dev, "dev"); }
 
 EvalResult PairsMethod::test() {
   const data::PrecompDataset& t = *data_.test;
-  const Tensor sims = eval::score_precomp_split({model_.get()}, t, {common_.eval_batch, common_.eval_batch});
+  const Tensor sims = split_scores(t);
   model_->train();
   return test_result(sims, t.captions_per_image(), common_);
 }

@@ -77,6 +77,10 @@ class PairsMethod : public Method {
   void optimizer_step(const Tensor& loss, int64_t epoch, int64_t step);
   // The batches of all training pairs for `epoch` (single-pair batches dropped).
   std::vector<std::vector<int64_t>> all_pairs_plan(int64_t epoch) const;
+  // The [images, captions] score matrix of a split in eval mode. Under mpirun each rank scores its whole blocks of
+  // image rows (dist::block_rows) and the rows are gathered as they are: one process's matrix byte for byte, as
+  // `rematch score` shards it (docs/distributed.md §3).
+  Tensor split_scores(const data::PrecompDataset& split);
   // Evaluation of a split: rSum and the six recalls.
   EvalResult evaluate(const data::PrecompDataset& split, const std::string& label);
 
