@@ -179,7 +179,8 @@ def main():
         tool_output.write_atomically("export_pth", args.output, lambda f: torch.save(checkpoint, f),
                                      "model_best.pth.tar")
         print(f"export_pth: wrote {args.output}: NCR nets A and B ({dims['module_name']}), "
-              f"{sum(len(d) for d in dicts)} tensors in 3 state dicts each, opt.data_name={checkpoint['opt'].data_name}")
+              f"{sum(len(d) for d in dicts)} tensors in 3 state dicts each, "
+              f"opt.data_name={checkpoint['opt'].data_name}")
         return
     checkpoint = {"epoch": completed_epochs(meta), "model": dicts,
                   "best_rsum": max(best, 0.0), "opt": options(config, args),

@@ -69,8 +69,8 @@ TEST(NcrPredict, RectifiedLabelsAndTheZeroGuard) {
   std::vector<double> s(B * B, 0.1);
   for (int64_t i = 0; i < B; ++i) s[i * B + i] = 0.9;
   for (double p : ncr_predict_labels(from_vector(s, {B, B}), 0.2)) EXPECT_DOUBLE_EQ(p, 1.0);
-  // Pair 0 violated: ℓ_0 = 2 · (3 · [0.2 + 0.95 − 0.5]) / 4 = 0.975 → p_0 = clamp(0.2 − ℓ_0/2, 0, 0.2) = 0; the
-  // others: ℓ_j = 2 · [0.2 + 0.95 − 0.9] / 4 = 0.125, p_j = 0.1375, the largest (r = ⌊4/10⌋ + 1 = 1): all 1.
+  // Pair 0 violated: ℓ_0 = 2 · (3 · [0.2 + 0.95 − 0.5]) / 4 = 0.975 → p_0 = clamp(0.2 − ℓ_0/2, 0, 0.2) = 0;
+  // the others: ℓ_j = 2 · [0.2 + 0.95 − 0.9] / 4 = 0.125, p_j = 0.1375, the largest (r = ⌊4/10⌋ + 1 = 1): all 1.
   std::vector<double> v = s;
   v[0] = 0.5;
   for (int64_t j = 1; j < B; ++j) v[j] = v[j * B] = 0.95;

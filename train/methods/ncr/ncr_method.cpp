@@ -25,7 +25,8 @@ std::vector<double> min_max(const std::vector<double>& losses) {
   std::vector<T> v(losses.begin(), losses.end());
   const T lo = *std::min_element(v.begin(), v.end()), hi = *std::max_element(v.begin(), v.end());
   std::vector<double> out(v.size());
-  for (size_t i = 0; i < v.size(); ++i) out[i] = static_cast<double>(static_cast<T>(v[i] - lo) / static_cast<T>(hi - lo));
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i] = static_cast<double>(static_cast<T>(v[i] - lo) / static_cast<T>(hi - lo));
   return out;
 }
 
@@ -260,8 +261,8 @@ StepResult NcrMethod::train_step(int64_t epoch, int64_t step) {
     // `warmup`: model.train(mode="warmup"), Σ_i mean_j C_s + Σ_j mean_i C_im with the constant margin.
     X.train();
     const data::Batch b = batch(labeled_[x][static_cast<size_t>(ref.index)]);
-    const Tensor loss =
-        sum(losses::per_sample_split_loss(X(b.regions, b.captions, b.lengths), options_.margin, losses::SplitLoss::Mean));
+    const Tensor S = X(b.regions, b.captions, b.lengths);
+    const Tensor loss = sum(losses::per_sample_split_loss(S, options_.margin, losses::SplitLoss::Mean));
     r.loss = loss.item<double>();
     r.parts[std::string("warmup_") + net_name(x)] = r.loss;
     check_finite_loss(name(), epoch, step, std::string("warmup_") + net_name(x), r.loss);
@@ -298,7 +299,8 @@ StepResult NcrMethod::train_step(int64_t epoch, int64_t step) {
     std::vector<double> yl(static_cast<size_t>(nl * nl));
     for (int64_t i = 0; i < nl; ++i) {
       const double w = prob_[y][static_cast<size_t>(order[static_cast<size_t>(i)])];
-      for (int64_t j = 0; j < nl; ++j) yl[static_cast<size_t>(i * nl + j)] = w * 1.0 + (1 - w) * pl[static_cast<size_t>(j)];
+      for (int64_t j = 0; j < nl; ++j)
+        yl[static_cast<size_t>(i * nl + j)] = w * 1.0 + (1 - w) * pl[static_cast<size_t>(j)];
     }
     targets_l = margins(yl, nl, nl);
     if (second_half(epoch)) {
@@ -392,6 +394,11 @@ void NcrMethod::load_state(const TrainingState& s) {
                 " without a saved split");
   build_plans(epoch_);
   epoch_info_ = epoch_info(epoch_);
+}
+
+std::optional<viz::EpochSplit> NcrMethod::epoch_split(int64_t epoch) const {
+  if (warmup(epoch) || clean_[0].empty()) return std::nullopt;
+  return viz::EpochSplit{epoch, "ncr", viz::SplitKind::kept, {clean_[0].begin(), clean_[0].end()}};
 }
 
 std::string NcrMethod::results_notes() const {

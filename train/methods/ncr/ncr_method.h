@@ -76,6 +76,8 @@ class NcrMethod : public PairsMethod {
   void load_state(const TrainingState& state) override;
   double learning_rate() const override { return optimizer_->lr(); }
   std::string results_notes() const override;
+  // The run folder's splits/ (viz/epoch_splits.h): net A's co-divide of the epoch (the split that trains B).
+  std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const override;
   std::vector<EpochStat> epoch_stats() const override {
     return {{"clean_precision_A", 3, true, true, false}, {"clean_precision_B", 3, true, true, false}};
   }

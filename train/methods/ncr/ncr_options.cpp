@@ -17,7 +17,9 @@ OptionTable make_ncr_flags() {
       .below(1)
       .from("`NCR/run.py --p_threshold 0.5`");
   t.choice<SoftMargin>("soft_margin", &NcrOptions::soft_margin,
-                       {{SoftMargin::Linear, "linear"}, {SoftMargin::Exponential, "exponential"}, {SoftMargin::Sin, "sin"}},
+                       {{SoftMargin::Linear, "linear"},
+                        {SoftMargin::Exponential, "exponential"},
+                        {SoftMargin::Sin, "sin"}},
                        "NCR soft margin of a rectified label y: linear (a*y) | exponential (a*(10^y-1)/9) | sin")
       .from("`NCR/run.py --soft_margin exponential`");
   return finish_table(t.table());
