@@ -243,6 +243,11 @@ void DeclMethod::load_state(const TrainingState& s) {
     if (key.rfind("decl.stat.", 0) == 0) epoch_info_.stats[key.substr(10)] = s.get_double(key);
 }
 
+std::optional<viz::EpochSplit> DeclMethod::epoch_split(int64_t epoch) const {
+  if (warmup(epoch) || clean_.empty()) return std::nullopt;
+  return viz::EpochSplit{epoch, "decl", viz::SplitKind::kept, {clean_.begin(), clean_.end()}};
+}
+
 std::string DeclMethod::results_notes() const {
   if (clean_.empty()) return "The best validated state is from the warm-up: no evidential split yet.\n";
   std::ostringstream s;

@@ -17,6 +17,7 @@
 // (`rematch eval --checkpoint <sgr run> <saf run>`).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "train/methods/decl/decl_options.h"
@@ -54,6 +55,8 @@ class DeclMethod : public PairsMethod {
   void save_state(TrainingState& state) const override;
   void load_state(const TrainingState& state) override;
   std::string results_notes() const override;
+  // The evidential split of a main epoch (kept = 1 for the pairs judged clean; viz/epoch_splits.h).
+  std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const override;
   // The split's clean-set precision against the injected noise: on the epoch line and plotted.
   std::vector<EpochStat> epoch_stats() const override {
     return {{"clean_precision", 3, true, true, false}, {"noisy_recall", 3, false, true, false}};
