@@ -67,16 +67,23 @@ wait_for() {
     if [ $i -ge 1200 ]; then echo "no '$1' in $2 after 120 s"; exit 1; fi
   done
 }
-# rank_pid MPIRUN_PID RANK: the process of that rank (a child of mpirun, OMPI_COMM_WORLD_RANK in its environment).
+# rank_pid MPIRUN_PID RANK: the process of that rank (a child of mpirun, OMPI_COMM_WORLD_RANK in its environment),
+# waited for up to 60 s after mpirun starts. Looked up before the run is far enough to be signalled: the scan of
+# /proc takes a while on a busy machine, and a signal sent late could find the run finished.
 rank_pid() {
-  for s in /proc/[0-9]*/status; do
-    p=${s%/status}
-    p=${p#/proc/}
-    if grep -q "^PPid:[[:space:]]*$1\$" "$s" 2>/dev/null &&
-      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
-      echo "$p"
-      return
-    fi
+  i=0
+  while [ $i -lt 600 ]; do
+    for s in /proc/[0-9]*/status; do
+      p=${s%/status}
+      p=${p#/proc/}
+      if grep -q "^PPid:[[:space:]]*$1\$" "$s" 2>/dev/null &&
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
+        echo "$p"
+        return
+      fi
+    done
+    sleep 0.1
+    i=$((i + 1))
   done
   echo "no process of rank $2 under mpirun $1" >&2
   exit 1
@@ -128,12 +135,12 @@ grep -q '"rcm":' one_rcsl/metrics.jsonl || { echo "rcsl: no mining step was trai
 compare one_rcsl/metrics.jsonl ranks_rcsl/metrics.jsonl "rcsl, 2 ranks against 1 process"
 
 # 2. SIGTERM to rank 1 alone, then the run resumed on one process.
-a="train --method triplet --module_name SAF --num_epochs 4 $common"
+a="train --method triplet --module_name SAF --num_epochs 6 $common"
 "$R" $a --run_dir whole >/dev/null 2>&1
 "$MPIRUN" --allow-run-as-root --oversubscribe -n 2 "$R" $a --run_dir stopped >/dev/null 2>stopped.err &
 mp=$!
-wait_for '"epoch":1,"step":0,"kind":"epoch_start"' stopped/metrics.jsonl
 pid=$(rank_pid $mp 1)
+wait_for '"epoch":1,"step":0,"kind":"epoch_start"' stopped/metrics.jsonl
 kill -TERM "$pid"
 if wait $mp; then echo "a SIGTERM to rank 1 did not stop the run"; exit 1; fi
 grep -q "saved stopped/checkpoint_latest.safetensors at epoch" stopped.err || { cat stopped.err; exit 1; }
@@ -143,8 +150,8 @@ compare whole/metrics.jsonl stopped/metrics.jsonl "2 ranks stopped by SIGTERM to
 # 3. SIGKILL of rank 1: the other rank is ended, not waited for; the last checkpoint resumes.
 "$MPIRUN" --allow-run-as-root --oversubscribe -n 2 "$R" $a --run_dir killed >/dev/null 2>killed.err &
 mp=$!
-wait_for '"epoch":1,"step":3,"kind":"train"' killed/metrics.jsonl
 pid=$(rank_pid $mp 1)
+wait_for '"epoch":1,"step":3,"kind":"train"' killed/metrics.jsonl
 kill -KILL "$pid"
 t0=$(date +%s)
 if wait $mp; then echo "mpirun ended well after rank 1 was killed"; exit 1; fi
