@@ -1,5 +1,6 @@
 #include "models/sgraf_checkpoint.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -102,23 +103,46 @@ struct Parsed {
   nn::StateDict state;
 };
 
-Parsed parse(const std::string& path, bool with_tensors) {
+// The models' prefixes of a rematch file: its metadata "model_prefixes" (a JSON list of strings; NCR's two nets),
+// else the one "model.".
+std::vector<std::string> model_prefixes(const std::string& path, const nn::SafetensorsMetadata& meta) {
+  auto it = meta.find("model_prefixes");
+  if (it == meta.end()) return {kModelPrefix};
+  std::vector<std::string> out;
+  try {
+    const Json j = Json::parse(it->second);
+    for (const Json& p : j) out.push_back(p.get<std::string>());
+  } catch (const Json::exception& e) {
+    REMATCH_FAIL("'", path, "': metadata 'model_prefixes' is not a JSON list of strings: ", e.what());
+  }
+  REMATCH_CHECK(!out.empty() && out.front() == kModelPrefix, "'", path,
+                "': metadata 'model_prefixes' must list \"model.\" first, got ", it->second);
+  return out;
+}
+
+Parsed parse(const std::string& path, bool with_tensors, const std::string& prefix = kModelPrefix) {
   Parsed p;
   if (!with_tensors) {
     // The metadata alone tells a rematch checkpoint; a converted one needs its tensor shapes.
     const nn::SafetensorsMetadata meta = nn::read_safetensors_metadata(path);
     if (is_rematch_checkpoint(meta) || is_training_state(meta)) {
       p.file.config = rematch_config(path, meta);
+      p.file.prefixes = model_prefixes(path, meta);
       return p;
     }
   }
   const nn::SafetensorsFile f = nn::load_safetensors(path);
   if (is_rematch_checkpoint(f.metadata) || is_training_state(f.metadata)) {
     p.file.config = rematch_config(path, f.metadata);
+    p.file.prefixes = model_prefixes(path, f.metadata);
+    REMATCH_CHECK(std::find(p.file.prefixes.begin(), p.file.prefixes.end(), prefix) != p.file.prefixes.end(), "'",
+                  path, "' holds no model under '", prefix, "'");
     for (const auto& [name, t] : f.tensors)
-      if (starts_with(name, kModelPrefix)) p.state.emplace_back(name.substr(kModelPrefix.size()), t);
+      if (starts_with(name, prefix)) p.state.emplace_back(name.substr(prefix.size()), t);
     return p;
   }
+  REMATCH_CHECK(prefix == kModelPrefix, "'", path, "' is a converted official checkpoint of one model; it has no '",
+                prefix, "'");
   REMATCH_CHECK(is_converted(f.tensors), "'", path,
                 "' is neither a rematch checkpoint of an SGR/SAF model (metadata format "
                 "'rematch.training_checkpoint', or a run's 'rematch.training_state' with a model_config) nor an official checkpoint converted by tools/convert_pth.py "
@@ -133,8 +157,8 @@ Parsed parse(const std::string& path, bool with_tensors) {
 
 SgrafFile read_sgraf_file(const std::string& path) { return parse(path, false).file; }
 
-std::unique_ptr<SgrafModel> load_sgraf_model(const std::string& path, DType dtype) {
-  Parsed p = parse(path, true);
+std::unique_ptr<SgrafModel> load_sgraf_model(const std::string& path, DType dtype, const std::string& prefix) {
+  Parsed p = parse(path, true, prefix);
   // The config is only a claim until the weights load: a file of a few kB whose config asks for embed_size
   // 30000 would have the model allocate tens of GB first. The file must hold at least as many values.
   double held = 0;

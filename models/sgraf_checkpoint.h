@@ -23,6 +23,10 @@ enum class SgrafFileKind { RematchCheckpoint, ConvertedOfficial };
 struct SgrafFile {
   SgrafConfig config;
   SgrafFileKind kind = SgrafFileKind::RematchCheckpoint;
+  // The state-dict prefixes of the models a rematch file holds, all of this config: {"model."}, or the two nets
+  // of an NCR run, {"model.", "model_B."} (its metadata entry "model_prefixes", docs/methods/ncr.md §6). Empty
+  // for a converted official file (its names carry no prefix).
+  std::vector<std::string> prefixes;
 };
 
 // The config (and kind) of a model file, without building the model.
@@ -31,7 +35,9 @@ SgrafFile read_sgraf_file(const std::string& path);
 // Builds the model the file describes, in `dtype`, loads its weights and leaves it in eval mode. The model
 // is constructed with default_generator() (its initial draws are overwritten; dropout, if the caller
 // switches to training, draws from it too).
-std::unique_ptr<SgrafModel> load_sgraf_model(const std::string& path, DType dtype = DType::Float32);
+// `prefix` picks one model of a file that holds several (SgrafFile::prefixes; an Error naming the file otherwise).
+std::unique_ptr<SgrafModel> load_sgraf_model(const std::string& path, DType dtype = DType::Float32,
+                                             const std::string& prefix = "model.");
 
 // What save_training_checkpoint needs to store `model` so that load_sgraf_model can rebuild it.
 nn::CheckpointInfo sgraf_checkpoint_info(const SgrafModel& model, int64_t epoch = 0, int64_t step = 0);

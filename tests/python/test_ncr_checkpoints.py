@@ -5,7 +5,8 @@
   (two models built from checkpoint['opt'], load_state_dict strict; the modules are tests/reference/
   sgraf_reference.py's, written from docs/backbones.md);
 * convert_pth.py --model A and --model B give back nets A ("model.") and B ("model_B.") bit for bit, and
-  `rematch eval --checkpoint A B` scores their average, as NCR reports.
+  `rematch eval --checkpoint A B` scores their average, as NCR reports; so does `rematch eval` of the run's own
+  checkpoint, which holds both nets.
 """
 import os
 
@@ -67,6 +68,14 @@ def test_ncr_exports_both_nets_and_converts_back_bit_for_bit(ncr_run):
         backs.append(back)
     assert tensors_of(backs[0]) != tensors_of(backs[1])  # two nets, not one written twice
 
-    r = rematch("eval", "--checkpoint", *backs, "--data_path", ncr_run / "synth", "--data_name", "synth_precomp",
-                "--split", "test")
-    assert "rSum" in r.stdout
+    flags = ["--data_path", ncr_run / "synth", "--data_name", "synth_precomp", "--split", "test"]
+    converted = rematch("eval", "--checkpoint", *backs, *flags)
+    assert "NCR (SGR models A and B averaged)" in converted.stdout
+    # The run's own checkpoint holds both nets (metadata model_prefixes): rematch eval averages them too, to the
+    # same numbers.
+    own = rematch("eval", "--checkpoint", src, *flags)
+    assert "NCR (nets A and B of" in own.stdout
+    table = lambda out: out[out.index("direction"):]
+    assert table(own.stdout) == table(converted.stdout)
+    r = rematch("eval", "--checkpoint", src, backs[0], *flags, check=False)
+    assert r.returncode != 0 and "holds NCR's two nets A and B already" in r.stderr

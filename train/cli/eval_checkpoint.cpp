@@ -43,7 +43,16 @@ std::string averaging_label(const std::vector<std::string>& paths) {
   if (paths.size() == 2 && std::filesystem::equivalent(paths[0], paths[1], same_error))
     throw UsageError(rule + "; got the file " + paths[0] + " twice");
   std::vector<std::string> names;
-  for (const std::string& path : paths) names.push_back(models::module_name(models::read_sgraf_file(path).config.module));
+  for (const std::string& path : paths) {
+    const models::SgrafFile f = models::read_sgraf_file(path);
+    if (f.prefixes.size() > 1) {
+      // An NCR run's checkpoint: its nets A and B, averaged as NCR reports them (docs/methods/ncr.md §5).
+      if (paths.size() > 1)
+        throw UsageError(rule + "; " + path + " holds NCR's two nets A and B already: give it alone");
+      return "NCR (nets A and B of " + path + " averaged)";
+    }
+    names.push_back(models::module_name(f.config.module));
+  }
   if (names.size() == 1) return names[0];
   if (names[0] != names[1]) return "SGRAF (SGR+SAF averaged)";
   if (names[0] == "SGR") return "NCR (SGR models A and B averaged)";
@@ -111,9 +120,13 @@ ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& all_log
 
   std::vector<std::unique_ptr<SgrafModel>> nets;
   for (const std::string& path : o.checkpoints) {
-    nets.push_back(models::load_sgraf_model(path));
-    check_fits(path, nets.back()->config(), ds, vocab.size());
-    nets.back()->to(device);
+    std::vector<std::string> prefixes = models::read_sgraf_file(path).prefixes;
+    if (prefixes.empty()) prefixes = {"model."};  // a converted official file: its one model
+    for (const std::string& prefix : prefixes) {
+      nets.push_back(models::load_sgraf_model(path, DType::Float32, prefix));
+      check_fits(path, nets.back()->config(), ds, vocab.size());
+      nets.back()->to(device);
+    }
   }
   const int64_t per_image = ds.captions_per_image();
   std::vector<SgrafModel*> models;

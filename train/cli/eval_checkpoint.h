@@ -4,7 +4,8 @@
 // [N_img, N_cap] matrix of sigmoid scores (rows = distinct images, docs/backbones.md §5.3, §7) is filled block by
 // block (train/eval/sgraf_scoring.h) on that device, in eval mode and without a graph, and kept on the host.
 // Two checkpoints are averaged: an SGR and a SAF checkpoint give SGRAF (§4.8), two SGR nets NCR's models A and
-// B; any other combination is refused (issue 16).
+// B; any other combination is refused (issue 16). The checkpoint of an NCR run holds both nets (its
+// "model_prefixes", docs/methods/ncr.md §6) and is averaged alone.
 #pragma once
 
 #include <cstdint>

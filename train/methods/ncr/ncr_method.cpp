@@ -361,6 +361,8 @@ EvalResult NcrMethod::test() {
 
 void NcrMethod::save_state(TrainingState& s) const {
   PairsMethod::save_state(s);
+  // `rematch eval --checkpoint` scores both nets of this file, averaged (models/sgraf_checkpoint.h).
+  s.put_entry("model_prefixes", R"(["model.", "model_B."])");
   s.put_module("model_B.", *model_b_);
   s.put_optimizer("optim_B.", *optimizer_b_);
   for (int k = 0; k < 2; ++k) {
