@@ -55,8 +55,9 @@ std::vector<std::string> method_args(const std::string& method) {
                                      "--lr_milestones", "2", "--noise_ratio", "0.4"});
   else if (method == "decl") add({"--warmup_epoch", "1", "--num_epochs", "1", "--noise_ratio", "0.4"});
   else if (method == "crcl") add({"--warmup_epoch", "1", "--schedules", "1", "1", "--noise_ratio", "0.4"});
-  // (NCR: co-training epoch 1 of 2 is in the second half, so its steps alternate labelled and unlabelled updates.)
-  else if (method == "ncr") add({"--warmup_epoch", "1", "--num_epochs", "2", "--noise_ratio", "0.4"});
+  // (NCR: one co-training epoch is in the second half (epoch >= num_epochs // 2 = 0), so its steps alternate
+  // labelled and unlabelled updates, and a resume can fall between the two.)
+  else if (method == "ncr") add({"--warmup_epoch", "1", "--num_epochs", "1", "--noise_ratio", "0.4"});
   else add({"--num_epochs", "2", "--noise_ratio", "0.4"});
   return a;
 }
