@@ -244,6 +244,30 @@ TEST_F(DataCheckTest, TrainingStartThrowsNamingEachProblemOfTheFilesItReads) {
   EXPECT_THROWS_WITH(check_for_training(f, log), file("dev_ims.npy"), file("train_caps.txt"), "2 problem(s)");
 }
 
+TEST_F(DataCheckTest, AtTrainingStartASubsetOfTheReleaseIsAWarningButItsOwnFilesStillStopIt) {
+  // Half the release's training images with their captions: consistent files of another size. data check calls
+  // them errors (a partial download?); a run starts, with a warning for each, naming the file.
+  write_images("train", 10);
+  write_captions("train", 50);
+  const DataCheckReport r = check();
+  ASSERT_EQ(r.count(Severity::error), 2) << format_report(r);
+  for (const CheckItem& i : r.items)
+    if (i.severity == Severity::error) EXPECT_TRUE(i.against_release) << i.problem;
+  TrainingDataFiles f;
+  f.data_path = dir_.string();
+  f.data_name = "toy_precomp";
+  f.release = &kToy;
+  std::ostringstream log;
+  check_for_training(f, log);
+  EXPECT_NE(log.str().find("warning: '" + file("train_ims.npy") + "' has 10 rows"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("warning: '" + file("train_caps.txt") + "' has 50 captions"), std::string::npos)
+      << log.str();
+  // A caption file that does not fit its own rows stops the run, though it also differs from the release.
+  write_captions("train", 49);
+  EXPECT_THROWS_WITH(check_for_training(f, log), file("train_caps.txt"), "49 captions for the 10 rows",
+                     "1 problem(s)");
+}
+
 TEST_F(DataCheckTest, LabeledFolder) {
   synth::LabeledWorldConfig c;
   c.train_samples = 40, c.valid_samples = 10, c.test_samples = 10, c.classes = 4;

@@ -38,6 +38,9 @@ struct CheckItem {
   std::string problem;   // for a note, warning or error: one sentence naming the file and what is wrong
   std::string source;    // for a missing file: where it comes from
   std::map<std::string, double> numbers;  // measured values for --json and tests (rows, captions, oov_share, ...)
+  // The problem is a disagreement with the official release (a count, a feature size, the classes), not with the
+  // folder's own files: a subset, or another data set under an official name, that a run can still train on.
+  bool against_release = false;
 };
 
 enum class DataLayout { automatic, precomp, labeled };
@@ -78,11 +81,13 @@ std::string report_json(const DataCheckReport& report);
 
 // The hook for `rematch train`'s start (docs/data.md §5.3): check_data without whole-file reads, on the files the
 // run reads (train, dev and the test split; the --noise_file only); warnings are written to `log`, and errors
-// throw one rematch::Error listing each problem with its file.
+// throw one rematch::Error listing each problem with its file. A disagreement with the official release
+// (CheckItem::against_release: a subset, or another data set under an official name) is a warning here.
 struct TrainingDataFiles {
   std::string data_path, data_name, vocab_path, noise_file, test_split = "test";
   bool labeled = false;  // UOT-RCL's class-labelled layout (data_path: an HDF5 file or a .npy folder)
   int64_t valid_len = -1;
+  const PrecompRelease* release = nullptr;  // as DataCheckOptions::release (tests)
 };
 void check_for_training(const TrainingDataFiles& files, std::ostream& log);
 

@@ -66,9 +66,12 @@ void split_item(const std::string& source, const std::string& name, const Labele
   if (release) {
     it.expected = count_str(official) + " pairs";
     if (s.size() != official)
+    {
       it = problem(it, Severity::error, "wrong count",
                    "the " + name + " split of '" + source + "' has " + count_str(s.size()) + " pairs; the official " +
                        release->title + " split has " + count_str(official));
+      it.against_release = true;
+    }
     else if (s.images.size(1) != release->image_dim || s.texts.size(1) != release->text_dim)
       it = problem(it, Severity::note, "ok",
                    "'" + source + "' has " + std::to_string(s.images.size(1)) + "-d images and " +
@@ -168,9 +171,12 @@ void check_labeled(const DataCheckOptions& o, DataCheckReport& report) {
   if (release) {
     classes.expected = std::to_string(release->classes) + " classes";
     if (d.num_classes != release->classes)
+    {
       classes = problem(classes, Severity::error, "wrong count",
                         "'" + o.data_path + "' has " + std::to_string(d.num_classes) + " classes; the official " +
                             release->title + " has " + std::to_string(release->classes));
+      classes.against_release = true;
+    }
   }
   report.items.push_back(classes);
 

@@ -20,12 +20,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void fail(CheckItem& it, Severity s, const std::string& status, const std::string& problem) {
-  if (s < it.severity) return;  // the first problem of the highest severity is the one said
-  if (s == it.severity && !it.problem.empty()) return;
+void fail(CheckItem& it, Severity s, const std::string& status, const std::string& problem,
+          bool against_release = false) {
+  if (s < it.severity) return;  // the first problem of the highest severity is the one said, except that one
+  // of the folder's own files outranks a disagreement with the official release (CheckItem::against_release)
+  if (s == it.severity && !it.problem.empty() && !(it.against_release && !against_release)) return;
   it.severity = s;
   it.status = status;
   it.problem = problem;
+  it.against_release = against_release;
 }
 
 // The bytes of a caption file as the loaders see them: UTF-8 (the tokeniser refuses anything else), with or
@@ -145,7 +148,8 @@ void check_features(const std::string& path, const std::string& split, const Pre
     fail(it, Severity::error, "wrong shape",
          "'" + path + "' holds " + std::to_string(facts.regions) + " regions of " + std::to_string(facts.dim) +
              " features; the official " + release->title + " features are " + std::to_string(release->regions) +
-             " x " + std::to_string(release->feature_dim));
+             " x " + std::to_string(release->feature_dim),
+         true);
   else if (!release && reference && reference->regions >= 0 &&
            (facts.regions != reference->regions || facts.dim != reference->dim))
     fail(it, Severity::error, "wrong shape",
@@ -159,7 +163,8 @@ void check_features(const std::string& path, const std::string& split, const Pre
              (official->captions != official->images ? " (" + count_str(official->captions) + " rows when each is "
                                                            "repeated per caption)"
                                                      : std::string()) +
-             ": a partial download, or another data set under this name?");
+             ": a partial download, or another data set under this name?",
+         true);
   report.items.push_back(it);
 }
 
@@ -206,7 +211,8 @@ void check_captions(const std::string& data_path, const std::string& data_name, 
   if (official && facts.captions >= 0 && it.severity != Severity::error && facts.captions != official->captions)
     fail(it, Severity::error, "wrong count",
          "'" + path + "' has " + count_str(facts.captions) + " captions; the official " + split + " split has " +
-             count_str(official->captions) + ": a partial download, or another data set under this name?");
+             count_str(official->captions) + ": a partial download, or another data set under this name?",
+         true);
   facts.caption_item = report.items.size();
   report.items.push_back(it);
 }
@@ -235,7 +241,8 @@ void check_pairing(const std::string& ims_path, const PrecompRelease* release, c
     fail(it, Severity::error, "wrong pairing",
          "'" + it.path + "' pairs " + std::to_string(per_image) + " caption(s) with each image; the official " +
              release->title + " pairs " + std::to_string(release->captions_per_image) +
-             ", so evaluation would count images and captions differently from the papers");
+             ", so evaluation would count images and captions differently from the papers",
+         true);
 }
 
 void check_vocabulary(const DataCheckOptions& o, const PrecompRelease* release, std::vector<SplitFacts>& splits,
