@@ -73,18 +73,20 @@ OptionTable make_common_flags() {
        {NoiseMode::Symmetric, "symmetric"},
        {NoiseMode::Mrl, "mrl"}},
       "image | caption (pairs: RCL/DECL image level or NCR caption level); symmetric | mrl (labels). Default: "
-      "image (triplet, infonce, rcl, l2rm, decl), caption (ncr: its own protocol; rcsl-nc: the RCSL paper follows NCR), "
+      "image (triplet, infonce, rcl, l2rm, decl), caption (ncr: its own protocol; rcsl-nc: the RCSL paper follows NCR; "
+      "crcl: its data.py uses NCR's), "
       "symmetric (uotrcl)");
   t.integer("noise_seed", &CommonOptions::noise_seed, "Seed of the injected noise (default: --seed)");
   t.integer("batch_size", &CommonOptions::batch_size, "Batch size (default per method/preset)").at_least(2);
   t.integer("num_epochs", &CommonOptions::num_epochs,
-            "Main epochs (l2rm, ncr, decl: after warm-up; uotrcl: warm-up included)")
+            "Main epochs (l2rm, ncr, decl: after warm-up; uotrcl: warm-up included; crcl: the sum of --schedules)")
       .at_least(1);
-  t.integer("warmup_epoch", &CommonOptions::warmup_epoch, "Warm-up epochs (l2rm, ncr, rcsl-nc, uotrcl, decl)")
+  t.integer("warmup_epoch", &CommonOptions::warmup_epoch,
+            "Warm-up epochs (l2rm, ncr, rcsl-nc, uotrcl, decl; crcl: of every round)")
       .at_least(0);
   t.real("learning_rate", &CommonOptions::learning_rate, "Base learning rate (default per method/preset)").above(0);
   t.integer("lr_update", &CommonOptions::lr_update,
-            "Multiply the learning rate by 0.1 every lr_update epochs (after warm-up)");
+            "Multiply the learning rate by 0.1 every lr_update epochs (after warm-up; crcl: from each round's start)");
   t.real("grad_clip", &CommonOptions::grad_clip, "Clip the global gradient norm (0: off; default 2, uotrcl 0)")
       .at_least(0);
   t.text("run_dir", &CommonOptions::run_dir, "Run folder (default runs/<method>-<date>-<time>)");
