@@ -30,21 +30,27 @@ Tensor SgrafModel::forward_columns(const Tensor& regions, const Tensor& ids, con
   const Tensor my_lengths = contiguous(narrow(lengths, 0, share.begin, n));
   const Tensor cap = share.gather(txt_enc_->encode_words(narrow(words, 0, share.begin, n), my_lengths));
   const Tensor img = share.gather(encode_images(narrow(regions, 0, share.begin, n)));  // [B, R, d]
-  const CaptionSide all = sim_enc_->encode_captions(cap, lengths);
-  const ImageSide images = sim_enc_->encode_images(img);
+  ImageSide images;
+  CaptionSide all;
+  if (share.decl_logits) images = sim_enc_->encode_images(img);  // DeclMethod::raw_scores: VisualSA, then TextSA
+  all = sim_enc_->encode_captions(cap, lengths);
+  if (!share.decl_logits) images = sim_enc_->encode_images(img);
   CaptionSide mine;
   mine.words = narrow(all.words, 0, share.begin, n);
   mine.lengths = my_lengths;
   mine.word_mask = contiguous(narrow(all.word_mask, 0, share.begin, n));
   mine.global = narrow(all.global, 0, share.begin, n);
   AttentionFiltration* saf = sim_enc_->saf();
-  if (saf == nullptr) return sim_enc_->scores(images, mine);
+  const auto columns = [&] {
+    return share.decl_logits ? sim_enc_->logits(images, mine) : sim_enc_->scores(images, mine);
+  };
+  if (saf == nullptr) return columns();
   struct Unset {
     AttentionFiltration* saf;
     ~Unset() { saf->set_statistics_gather({}); }
   } unset{saf};
   saf->set_statistics_gather(share.gather_values);
-  return sim_enc_->scores(images, mine);
+  return columns();
 }
 
 Tensor average_scores(const std::vector<Tensor>& scores) {

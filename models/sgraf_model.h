@@ -43,6 +43,9 @@ class SgrafModel : public nn::Module {
     std::function<Tensor(const Tensor&)> gather;
     // The same for host float64 values without gradient (SAF's per-caption BatchNorm statistics).
     std::function<Tensor(const Tensor&)> gather_values;
+    // DECL (train/methods/decl/decl_method.cpp, DeclMethod::raw_scores): the columns before the sigmoid
+    // (SimilarityEncoder::logits), with VisualSA run before TextSA, the order of that method's dropout draws.
+    bool decl_logits = false;
   };
   // Columns [begin, end) of forward(regions, ids, lengths) — every image of the batch against this rank's
   // captions, [B, end - begin] — computed with one process's semantics: this rank's images go through the image

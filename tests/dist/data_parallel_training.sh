@@ -2,7 +2,8 @@
 # Data-parallel training (docs/distributed.md §4): `mpirun -n N rematch train` trains the run one process trains.
 # Usage: data_parallel_training.sh REMATCH MPIRUN WORKDIR
 #  1. triplet, infonce and rcl on SGR and SAF, 2 ranks (rcl/SAF on 3, whose last batch of 2 is computed whole on
-#     every rank), l2rm on SGR and SAF (2 ranks), uotrcl (3 ranks) and rcsl (2 ranks) against one process, same seed and data: every record of metrics.jsonl (each step's loss and
+#     every rank), l2rm on SGR and SAF (2 ranks), uotrcl (3 ranks), rcsl (2 ranks), decl on SAF (2 ranks) and crcl
+#     on SAF (3 ranks) against one process, same seed and data: every record of metrics.jsonl (each step's loss and
 #     terms, each epoch's statistics and validation, the final test's recalls and rSum) within TOL of one
 #     process's, relative to max(1, |value|).
 #  2. SIGTERM to rank 1 alone mid-run: every rank stops at the same step, rank 0 saves checkpoint_latest; the run
@@ -134,6 +135,26 @@ mpi 2 "$R" $a --run_dir ranks_rcsl >/dev/null 2>ranks.err || { cat ranks.err; ex
 grep -q '"rcm":' one_rcsl/metrics.jsonl || { echo "rcsl: no mining step was trained"; exit 1; }
 compare one_rcsl/metrics.jsonl ranks_rcsl/metrics.jsonl "rcsl, 2 ranks against 1 process"
 
+# DECL (SAF): the warm-up, then the evidential split on values the ranks share by batches (each caption's on one
+# rank, summed: one process's split on every rank) and a main epoch on each rank's columns of the raw
+# similarities (ColumnShare::decl_logits). One process against itself with OPENBLAS_CORETYPE=Prescott: up to 8.1e-6
+# (the clean pairs' mean uncertainty, from exp(tanh(s)/τ) of the split); 2 ranks against 1 process: 9.6e-6, under
+# Haswell, Prescott and SkylakeX (both sides) at most 1.9e-5 (SGR by hand: 3.2e-6). Tolerance 2e-4.
+a="train --method decl --module_name SAF --warmup_epoch 1 --num_epochs 1 --noise_ratio 0.2 --data_path d2 $model --batch_size 8"
+"$R" $a --run_dir one_decl >/dev/null 2>one.err || { cat one.err; exit 1; }
+mpi 2 "$R" $a --run_dir ranks_decl >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
+grep -q '"kind":"epoch_start".*"clean_size":' one_decl/metrics.jsonl || { echo "decl: no main epoch was trained"; exit 1; }
+compare one_decl/metrics.jsonl ranks_decl/metrics.jsonl "decl SAF, 2 ranks against 1 process" 2e-4
+
+# CRCL (SAF): two rounds of 1 warm-up + 1 main epoch (a fresh model for the second, the labels kept), 3 ranks; the
+# augmentation drawn for the whole batch on every rank, the labels' update on every rank. One process against itself
+# with OPENBLAS_CORETYPE=Prescott: up to 9.9e-6 (the positive term, last epoch); 3 ranks against 1 process: 3.4e-6;
+# 2 ranks, one round, under Haswell, Prescott and SkylakeX: at most 2.0e-6. Tolerance 1e-4.
+a="train --method crcl --module_name SAF --warmup_epoch 1 --schedules 1 1 --num_epochs 2 --noise_ratio 0.2 --data_path d2 $model --batch_size 8"
+"$R" $a --run_dir one_crcl >/dev/null 2>one.err || { cat one.err; exit 1; }
+mpi 3 "$R" $a --run_dir ranks_crcl >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
+compare one_crcl/metrics.jsonl ranks_crcl/metrics.jsonl "crcl SAF, 3 ranks against 1 process" 1e-4
+
 # 2. SIGTERM to rank 1 alone, then the run resumed on one process.
 a="train --method triplet --module_name SAF --num_epochs 6 $common"
 "$R" $a --run_dir whole >/dev/null 2>&1
@@ -166,4 +187,4 @@ if mpi 2 "$R" train --method ncr $common --run_dir refused >/dev/null 2>refused.
 fi
 grep -q "rank 0 of 2: rematch: error: --method ncr does not train on several processes yet" refused.err || { cat refused.err; exit 1; }
 if [ -e refused ]; then echo "the refused run made its run folder"; exit 1; fi
-echo "data-parallel training: 2 and 3 ranks train the one-process run (within $TOL, l2rm 2e-4, uotrcl 1e-4); SIGTERM on one rank stops all, SIGKILL ends all; runs resume across world sizes"
+echo "data-parallel training: 2 and 3 ranks train the one-process run (within $TOL, l2rm and decl 2e-4, uotrcl and crcl 1e-4); SIGTERM on one rank stops all, SIGKILL ends all; runs resume across world sizes"

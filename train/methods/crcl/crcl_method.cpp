@@ -94,7 +94,10 @@ StepResult CrclMethod::train_step(int64_t epoch, int64_t step) {
     b.regions = to(b.regions, device_);
     b.captions = to(b.captions, device_);
   }
-  const CrclProbabilities probs = crcl_probabilities(scores(b), options_.tau);
+  // Under mpirun each rank computes its columns of S, gathered on every rank (PairsMethod::training_scores): the
+  // augmentation above is drawn for the whole batch on every rank from the same generator state, and the loss and
+  // the labels' update below run whole on every rank, identically (docs/distributed.md §4.1).
+  const CrclProbabilities probs = crcl_probabilities(training_scores(b), options_.tau);
   // `y_last = torch.Tensor(self.move_gt[text_ids])`: the stored labels read as float32.
   std::vector<double> y_last(ids.size());
   for (size_t i = 0; i < ids.size(); ++i)

@@ -35,6 +35,8 @@ class CrclMethod : public PairsMethod {
   void load_state(const TrainingState& state) override;
   std::vector<Generator*> generators() override { return {&model_gen_, &sample_gen_, &augment_gen_}; }
   bool best_candidate(int64_t epoch) const override { return round_of(epoch) + 1 == rounds(); }
+  // Under mpirun each rank scores its columns of the augmented batch (docs/distributed.md §4.1).
+  bool trains_data_parallel() const override { return true; }
   std::string results_notes() const override;
   // The mean label of the truly matched and of the mismatched training pairs (against the injected noise).
   std::vector<EpochStat> epoch_stats() const override {

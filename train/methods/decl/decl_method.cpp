@@ -80,6 +80,11 @@ Tensor DeclMethod::raw_scores(const data::Batch& b) {
   return m.sim_enc().logits(images, captions);
 }
 
+Tensor DeclMethod::training_raw_scores(const data::Batch& b) {
+  shared_step_ = comm_.world_size() > 1 && b.size() >= comm_.world_size();
+  return shared_step_ ? gathered_columns(b, true) : raw_scores(b);
+}
+
 std::vector<uint8_t> DeclMethod::evidence_split(int64_t epoch) {
   // `train.py: get_correspondence`: model.val_start(), the shuffled train loader (every batch, the last partial
   // one too), no graph.
@@ -92,8 +97,12 @@ std::vector<uint8_t> DeclMethod::evidence_split(int64_t epoch) {
   model_->eval();
   {
     NoGradGuard no_grad;
-    for (const std::vector<int64_t>& captions : loader.epoch_plan(epoch)) {
-      const data::Batch b = batch(captions);
+    // Under mpirun rank r judges batches r, r + W, ... and the ranks' values are summed: each caption's is
+    // non-zero on one rank only, so every rank holds one process's split (eval mode: no draw, no statistic moves).
+    const std::vector<std::vector<int64_t>> batches = loader.epoch_plan(epoch);
+    for (size_t bi = 0; bi < batches.size(); ++bi) {
+      if (static_cast<int>(bi % static_cast<size_t>(comm_.world_size())) != comm_.rank()) continue;
+      const data::Batch b = batch(batches[bi]);
       const int64_t k = b.size();
       const Tensor e = decl::evidence(raw_scores(b), options_.tau);
       const Tensor sum_e = add(e, transpose(e, 0, 1));
@@ -112,6 +121,16 @@ std::vector<uint8_t> DeclMethod::evidence_split(int64_t epoch) {
     }
   }
   model_->train();
+  if (comm_.world_size() > 1) {
+    const int64_t n = static_cast<int64_t>(clean.size());
+    std::vector<double> values(uncertainty);
+    for (uint8_t c : clean) values.push_back(c);
+    values = comm_.all_reduce_sum(from_vector(values, {2 * n})).to_vector<double>();
+    for (int64_t j = 0; j < n; ++j) {
+      uncertainty[static_cast<size_t>(j)] = values[static_cast<size_t>(j)];
+      clean[static_cast<size_t>(j)] = values[static_cast<size_t>(n + j)] > 0.5 ? 1 : 0;
+    }
+  }
   double u_clean = 0, u_noisy = 0;
   int64_t n_clean = 0;
   for (size_t j = 0; j < clean.size(); ++j) {
@@ -189,7 +208,7 @@ StepResult DeclMethod::train_step(int64_t epoch, int64_t step) {
     any_clean = any_clean || c;
   }
   const Tensor y = to(to(from_vector(labels, {n, n}), dtype_), device_);
-  const Tensor raw = raw_scores(b);
+  const Tensor raw = training_raw_scores(b);
   const Tensor e = decl::evidence(raw, options_.tau);
   const Tensor alpha_i2t = add(e, 1.0), alpha_t2i = add(transpose(e, 0, 1), 1.0);
   const Tensor l_edl = mean(add(decl::evidential_loss(alpha_i2t, y, decl_.lambda2),

@@ -71,6 +71,10 @@ class DeclMethod : public PairsMethod {
   int64_t steps_taken() const { return step_count_; }
   // Raw similarities of a batch (no sigmoid), with the model in its current mode.
   Tensor raw_scores(const data::Batch& b);
+  // Under mpirun (docs/distributed.md §4.1): each rank computes its columns of a training batch's raw
+  // similarities (SgrafModel::forward_columns with ColumnShare::decl_logits), gathered into [B, B] on every rank,
+  // which computes the whole loss; gradients are summed before the clip.
+  bool trains_data_parallel() const override { return true; }
 
  private:
   bool warmup(int64_t epoch) const { return epoch < common_.warmup_epoch; }
@@ -78,6 +82,9 @@ class DeclMethod : public PairsMethod {
   // pairs (`train.py: train`, `if images.size(0) < opt.mu + 1: break`; only the last can be).
   std::vector<std::vector<int64_t>> main_plan(int64_t epoch) const;
   EpochInfo main_epoch_info() const;
+  // The raw similarities of a training batch: raw_scores, or under mpirun (a world of W <= B ranks) this rank's
+  // columns gathered (PairsMethod::gathered_columns).
+  Tensor training_raw_scores(const data::Batch& b);
 
   DeclOptions decl_;
   int64_t step_count_ = 0;

@@ -113,10 +113,16 @@ Tensor PairsMethod::training_scores(const data::Batch& b) {
   const int64_t n = b.size();
   shared_step_ = comm_.world_size() > 1 && n >= comm_.world_size();
   if (!shared_step_) return scores(b);
-  const dist::RowRange mine = batch_share(comm_, n);
+  return gathered_columns(b, false);
+}
+
+Tensor PairsMethod::gathered_columns(const data::Batch& b, bool decl_logits) {
+  shared_step_ = true;
+  const dist::RowRange mine = batch_share(comm_, b.size());
   models::SgrafModel::ColumnShare share;
   share.begin = mine.begin;
   share.end = mine.end;
+  share.decl_logits = decl_logits;
   share.gather = [this](const Tensor& x) { return dist::all_gather_rows(comm_, x); };
   share.gather_values = [this](const Tensor& x) { return comm_.all_gather(x); };
   const Tensor columns = model_->forward_columns(b.regions, b.captions, b.lengths, share);  // [B, n_r]
