@@ -167,6 +167,10 @@ TEST_F(NcrMethodTest, StepsTrainANetAtATimeAndTheSecondHalfAddsUnlabelledSteps) 
     const bool unlabelled = r.parts.count("unlabeled_A") || r.parts.count("unlabeled_B");
     EXPECT_EQ(unlabelled, s % 2 == 1) << s;
   }
+  // Only co-training epochs compete for the tested state (`co_train.py: main` saves model_best there alone).
+  EXPECT_FALSE(m->best_candidate(0));
+  EXPECT_TRUE(m->best_candidate(1));
+  EXPECT_TRUE(m->best_candidate(2));
   const EvalResult v = m->validate();
   EXPECT_EQ(v.metrics.count("rsum_A"), 1u);
   EXPECT_EQ(v.metrics.count("rsum_B"), 1u);

@@ -75,6 +75,9 @@ class NcrMethod : public PairsMethod {
   void save_state(TrainingState& state) const override;
   void load_state(const TrainingState& state) override;
   double learning_rate() const override { return optimizer_->lr(); }
+  // `co_train.py: main` saves model_best only in the co-training loop (`best_rsum` starts at 0 there; the warm-up's
+  // validation is printed, never saved), so only co-training epochs compete for the tested state.
+  bool best_candidate(int64_t epoch) const override { return !warmup(epoch); }
   std::string results_notes() const override;
   // The run folder's splits/ (viz/epoch_splits.h): net A's co-divide of the epoch (the split that trains B).
   std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const override;
