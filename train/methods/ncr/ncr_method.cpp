@@ -9,6 +9,7 @@
 #include "nn/functional.h"
 #include "train/eval/sgraf_scoring.h"
 #include "train/losses/retrieval_losses.h"
+#include "train/methods/data_parallel.h"
 
 namespace rematch::train {
 namespace {
@@ -128,8 +129,13 @@ std::pair<std::vector<double>, std::vector<double>> NcrMethod::per_sample_losses
   model_b_->eval();
   {
     NoGradGuard no_grad;
-    for (const std::vector<int64_t>& captions : loader.epoch_plan(epoch)) {
-      const data::Batch b = batch(captions);
+    // Under mpirun rank r scores batches r, r + W, ... and the ranks' values are summed: each caption's is
+    // non-zero on one rank only, so the sum is that value exactly (eval mode: no draw, no statistic moves), and
+    // every rank fits its mixtures to one process's losses.
+    const std::vector<std::vector<int64_t>> batches = loader.epoch_plan(epoch);
+    for (size_t bi = 0; bi < batches.size(); ++bi) {
+      if (static_cast<int>(bi % static_cast<size_t>(comm_.world_size())) != comm_.rank()) continue;
+      const data::Batch b = batch(batches[bi]);
       // The batch is ordered by caption length (Batcher::make_batch), not as `captions`.
       const std::vector<int64_t> order = b.caption_index.to_vector<int64_t>();
       for (int k = 0; k < 2; ++k) {
@@ -144,6 +150,9 @@ std::pair<std::vector<double>, std::vector<double>> NcrMethod::per_sample_losses
   }
   model_->train();
   model_b_->train();
+  if (comm_.world_size() > 1)
+    for (int k = 0; k < 2; ++k)
+      out[k] = comm_.all_reduce_sum(from_vector(out[k], {static_cast<int64_t>(n)})).to_vector<double>();
   return {std::move(out[0]), std::move(out[1])};
 }
 
@@ -240,8 +249,15 @@ void NcrMethod::update(int which, const Tensor& loss, int64_t epoch, int64_t ste
   nn::Adam& opt = optimizer(which);
   opt.zero_grad();
   backward(loss);
+  if (shared_step_) all_reduce_gradients(comm_, net(which).parameters());  // before the clip: the global norm
+  shared_step_ = false;
   clip_checked_gradients(name(), epoch, step, net(which).parameters(), common_.grad_clip);
   opt.step();
+}
+
+Tensor NcrMethod::training_scores_of(int which, const data::Batch& b) {
+  shared_step_ = comm_.world_size() > 1 && b.size() >= comm_.world_size();
+  return shared_step_ ? gathered_columns(b, false, &net(which)) : net(which)(b.regions, b.captions, b.lengths);
 }
 
 Tensor NcrMethod::margins(const std::vector<double>& y, int64_t rows, int64_t cols) const {
@@ -261,7 +277,7 @@ StepResult NcrMethod::train_step(int64_t epoch, int64_t step) {
     // `warmup`: model.train(mode="warmup"), Σ_i mean_j C_s + Σ_j mean_i C_im with the constant margin.
     X.train();
     const data::Batch b = batch(labeled_[x][static_cast<size_t>(ref.index)]);
-    const Tensor S = X(b.regions, b.captions, b.lengths);
+    const Tensor S = training_scores_of(x, b);
     const Tensor loss = sum(losses::per_sample_split_loss(S, options_.margin, losses::SplitLoss::Mean));
     r.loss = loss.item<double>();
     r.parts[std::string("warmup_") + net_name(x)] = r.loss;
@@ -276,7 +292,7 @@ StepResult NcrMethod::train_step(int64_t epoch, int64_t step) {
                   " is an unlabelled update without its labelled step's targets");
     const data::Batch b = batch(unlabeled_[x][static_cast<size_t>(ref.index)]);
     X.train();
-    const Tensor loss = ncr_soft_margin_triplet(X(b.regions, b.captions, b.lengths), targets_u_);
+    const Tensor loss = ncr_soft_margin_triplet(training_scores_of(x, b), targets_u_);
     targets_u_ = Tensor();
     r.loss = loss.item<double>();
     r.parts[std::string("unlabeled_") + net_name(x)] = r.loss;
@@ -315,7 +331,7 @@ StepResult NcrMethod::train_step(int64_t epoch, int64_t step) {
     }
   }
   X.train();
-  const Tensor loss = ncr_soft_margin_triplet(X(bl.regions, bl.captions, bl.lengths), targets_l);
+  const Tensor loss = ncr_soft_margin_triplet(training_scores_of(x, bl), targets_l);
   r.loss = loss.item<double>();
   r.parts[std::string("labeled_") + net_name(x)] = r.loss;
   check_finite_loss(name(), epoch, step, std::string("labeled_") + net_name(x), r.loss);

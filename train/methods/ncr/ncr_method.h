@@ -84,6 +84,10 @@ class NcrMethod : public PairsMethod {
   std::vector<EpochStat> epoch_stats() const override {
     return {{"clean_precision_A", 3, true, true, false}, {"clean_precision_B", 3, true, true, false}};
   }
+  // Under mpirun (docs/distributed.md §4.1): each training-mode score matrix by columns of the net that steps
+  // (PairsMethod::gathered_columns), the net's gradients summed before its clip; the co-divide's losses by batches
+  // dealt round-robin and summed; the eval-mode predictions, the mixtures and the validation whole on every rank.
+  bool trains_data_parallel() const override { return true; }
 
   models::SgrafModel& net(int which) { return which == 0 ? *model_ : *model_b_; }
   // Per-sample mean-hinge losses of every training caption (index = caption) under A (0) and B (1), in eval mode,
@@ -107,6 +111,9 @@ class NcrMethod : public PairsMethod {
   void update(int which, const Tensor& loss, int64_t epoch, int64_t step);
   EpochInfo epoch_info(int64_t epoch) const;
   Tensor margins(const std::vector<double>& y, int64_t rows, int64_t cols) const;
+  // Net `which`'s training-mode S of a batch: whole, or under mpirun (a world of W <= B ranks) this rank's columns
+  // gathered; update() then sums that net's gradients over ranks.
+  Tensor training_scores_of(int which, const data::Batch& b);
 
   NcrOptions ncr_;
   std::unique_ptr<models::SgrafModel> model_b_;

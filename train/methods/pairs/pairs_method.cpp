@@ -116,7 +116,7 @@ Tensor PairsMethod::training_scores(const data::Batch& b) {
   return gathered_columns(b, false);
 }
 
-Tensor PairsMethod::gathered_columns(const data::Batch& b, bool decl_logits) {
+Tensor PairsMethod::gathered_columns(const data::Batch& b, bool decl_logits, models::SgrafModel* m) {
   shared_step_ = true;
   const dist::RowRange mine = batch_share(comm_, b.size());
   models::SgrafModel::ColumnShare share;
@@ -125,7 +125,7 @@ Tensor PairsMethod::gathered_columns(const data::Batch& b, bool decl_logits) {
   share.decl_logits = decl_logits;
   share.gather = [this](const Tensor& x) { return dist::all_gather_rows(comm_, x); };
   share.gather_values = [this](const Tensor& x) { return comm_.all_gather(x); };
-  const Tensor columns = model_->forward_columns(b.regions, b.captions, b.lengths, share);  // [B, n_r]
+  const Tensor columns = (m ? *m : *model_).forward_columns(b.regions, b.captions, b.lengths, share);  // [B, n_r]
   // Rows of S^T in rank order, then S: each rank's backward keeps its own columns' gradient.
   return transpose(dist::all_gather_rows(comm_, transpose(columns, 0, 1), dist::GatherBackward::OwnRows), 0, 1);
 }

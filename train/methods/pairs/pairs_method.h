@@ -73,8 +73,9 @@ class PairsMethod : public Method {
   // whole on every rank (each then holds the whole gradient, which is not summed).
   Tensor training_scores(const data::Batch& b);
   // training_scores's shared path: this rank's columns (SgrafModel::forward_columns; `decl_logits` as its
-  // ColumnShare's), gathered into the batch's [B, B] matrix with the backward OwnRows. Sets shared_step_.
-  Tensor gathered_columns(const data::Batch& b, bool decl_logits);
+  // ColumnShare's) of model `m` (nullptr: model_), gathered into the batch's [B, B] matrix with the backward OwnRows.
+  // Sets shared_step_.
+  Tensor gathered_columns(const data::Batch& b, bool decl_logits, models::SgrafModel* m = nullptr);
   // zero_grad, backward, clip, Adam step of the retrieval model. A non-finite gradient norm (a NaN that the
   // loss's maxima hid) throws NonFiniteLoss before the step, like a non-finite loss.
   void optimizer_step(const Tensor& loss, int64_t epoch, int64_t step);
