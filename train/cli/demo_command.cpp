@@ -102,6 +102,9 @@ train::TrainConfig method_config(const std::string& method, const DemoOptions& o
   c.data_path = data_path;
   c.data_name = s.world.data_name;
   c.noise_ratio = o.noise_ratio;
+  // Image-level mismatches for every method, as the demo announces (ncr's and crcl's own protocol is NCR's
+  // caption-level noise).
+  c.noise_mode = train::NoiseMode::Image;
   c.batch_size = s.batch;
   // The model's size, through the method's own flags (each method's section of the config holds its model).
   auto set = [&](const std::string& flag, const nlohmann::json& value) {
