@@ -7,6 +7,8 @@
 // agree to 1e-12: S, the loss, every parameter's gradient and every BatchNorm statistic (VisualSA's, and SAF's
 // running statistics moved over the gathered per-caption statistics), so every dropout mask and BatchNorm
 // statistic is one process's and the gradients are the whole batch's. Each rank exits 1 on a mismatch.
+// DECL's columns (ColumnShare::decl_logits) are checked the same way against DeclMethod::raw_scores's computation
+// (image encoder, text encoder, VisualSA, TextSA, the logits without the sigmoid), with the triplet on tanh(S).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -33,9 +35,10 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
   return d;
 }
 
-int check(dist::Communicator& c, models::SimilarityModule module) {
+int check(dist::Communicator& c, models::SimilarityModule module, bool decl = false) {
   const int r = c.rank();
-  const char* name = module == models::SimilarityModule::SGR ? "SGR" : "SAF";
+  const std::string name =
+      std::string(module == models::SimilarityModule::SGR ? "SGR" : "SAF") + (decl ? " (DECL's raw scores)" : "");
   models::SgrafConfig cfg;
   cfg.module = module;
   cfg.vocab_size = 20;
@@ -56,8 +59,18 @@ int check(dist::Communicator& c, models::SimilarityModule module) {
   models::SgrafModel one(cfg, DType::Float64, &gen_one), ranks(cfg, DType::Float64, &gen_ranks);
   one.train();
   ranks.train();
-  const Tensor s_one = one(regions, ids, lengths);
-  const Tensor loss_one = nn::hardest_negative_triplet(s_one, 0.2, true);
+  Tensor s_one;
+  if (decl) {
+    // train/methods/decl/decl_method.cpp: DeclMethod::raw_scores.
+    const Tensor img = one.encode_images(regions);
+    const Tensor cap = one.encode_captions(ids, lengths);
+    const models::ImageSide images = one.sim_enc().encode_images(img);
+    const models::CaptionSide captions = one.sim_enc().encode_captions(cap, lengths);
+    s_one = one.sim_enc().logits(images, captions);
+  } else {
+    s_one = one(regions, ids, lengths);
+  }
+  const Tensor loss_one = nn::hardest_negative_triplet(decl ? tanh(s_one) : s_one, 0.2, true);
   backward(loss_one);
 
   const dist::RowRange mine = dist::block_rows(B, 1, r, c.world_size());
@@ -66,16 +79,17 @@ int check(dist::Communicator& c, models::SimilarityModule module) {
   share.end = mine.end;
   share.gather = [&c](const Tensor& x) { return dist::all_gather_rows(c, x); };
   share.gather_values = [&c](const Tensor& x) { return c.all_gather(x); };
+  share.decl_logits = decl;
   const Tensor columns = ranks.forward_columns(regions, ids, lengths, share);
   const Tensor s_ranks =
       transpose(dist::all_gather_rows(c, transpose(columns, 0, 1), dist::GatherBackward::OwnRows), 0, 1);
-  const Tensor loss_ranks = nn::hardest_negative_triplet(s_ranks, 0.2, true);
+  const Tensor loss_ranks = nn::hardest_negative_triplet(decl ? tanh(s_ranks) : s_ranks, 0.2, true);
   backward(loss_ranks);
 
   int failures = 0;
   auto expect_close = [&](double d, const std::string& what) {
     if (!(d <= 1e-12)) {
-      std::fprintf(stderr, "rank %d: FAILED: %s %s differs by %.3g\n", r, name, what.c_str(), d);
+      std::fprintf(stderr, "rank %d: FAILED: %s %s differs by %.3g\n", r, name.c_str(), what.c_str(), d);
       ++failures;
     }
   };
@@ -97,7 +111,7 @@ int check(dist::Communicator& c, models::SimilarityModule module) {
   if (r == 0 && failures == 0)
     std::printf("%s: %d ranks: S, loss, %zu gradients (largest difference %.2g) and %zu BatchNorm buffers equal "
                 "one process's to 1e-12\n",
-                name, c.world_size(), p_one.size(), worst, b_one.size());
+                name.c_str(), c.world_size(), p_one.size(), worst, b_one.size());
   return failures;
 }
 
@@ -105,6 +119,7 @@ int check(dist::Communicator& c, models::SimilarityModule module) {
 
 int main() {
   dist::Communicator& c = dist::init_world(dist::Backend::Mpi);
-  const int failures = check(c, models::SimilarityModule::SGR) + check(c, models::SimilarityModule::SAF);
+  const int failures = check(c, models::SimilarityModule::SGR) + check(c, models::SimilarityModule::SAF) +
+                       check(c, models::SimilarityModule::SGR, true) + check(c, models::SimilarityModule::SAF, true);
   return failures == 0 ? 0 : 1;
 }
