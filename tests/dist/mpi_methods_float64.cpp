@@ -1,0 +1,71 @@
+// decl, crcl and ncr trained in float64 on real ranks (docs/distributed.md §4.1, items 8-10): run by
+// tests/dist/methods_float64.sh as `mpirun -n N dist_mpi_methods_float64 CONFIG OUT` for N = 1, 2, 3. The
+// method is built from CONFIG (the JSON of `rematch train --dry_run`) with its model, batches and losses in
+// float64 (PairsOptions::dtype, as the golden-step tests do) and trained for its epochs, without validation; rank 0
+// writes each epoch's statistics and every step's loss and terms to OUT with 17 digits. In float64 the reduction
+// order moves nothing visible, so the files of N ranks must equal one process's to ~1e-12: any piece that is not
+// one process's (a dropout mask, a BatchNorm statistic, a split, a label, a gradient not summed) shows at once,
+// where the float32 runs of data_parallel_training.sh must allow for the amplified last bits (NCR's 1e-3).
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "dist/communicator.h"
+#include "train/methods/crcl/crcl_method.h"
+#include "train/methods/decl/decl_method.h"
+#include "train/methods/ncr/ncr_method.h"
+#include "train/methods/train_config.h"
+
+using namespace rematch;
+using namespace rematch::train;
+
+int main(int argc, char** argv) {
+  dist::Communicator& comm = dist::init_world(dist::Backend::Mpi);
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: dist_mpi_methods_float64 CONFIG OUT\n");
+    return 2;
+  }
+  std::ifstream in(argv[1]);
+  std::stringstream text;
+  text << in.rdbuf();
+  const TrainConfig c = train_config_from_json(text.str());
+  std::ostringstream log;
+  std::unique_ptr<Method> m;
+  if (c.method == "ncr") {
+    NcrOptions o = c.options<NcrOptions>();
+    o.dtype = DType::Float64;
+    m = std::make_unique<NcrMethod>(c, o, load_pairs_data(c, false, log), log);
+  } else if (c.method == "decl") {
+    DeclOptions o = c.options<DeclOptions>();
+    o.dtype = DType::Float64;
+    m = std::make_unique<DeclMethod>(c, o, load_pairs_data(c, false, log), log);
+  } else if (c.method == "crcl") {
+    CrclOptions o = c.options<CrclOptions>();
+    o.dtype = DType::Float64;
+    m = std::make_unique<CrclMethod>(c, o, load_pairs_data(c, true, log), log);
+  } else {
+    std::fprintf(stderr, "dist_mpi_methods_float64: --method %s is not decl, crcl or ncr\n", c.method.c_str());
+    return 2;
+  }
+  std::FILE* out = comm.rank() == 0 ? std::fopen(argv[2], "w") : nullptr;
+  for (int64_t e = 0; e < m->num_epochs(); ++e) {
+    const EpochInfo info = m->begin_epoch(e);
+    if (out) {
+      std::fprintf(out, "epoch %ld steps %ld", static_cast<long>(e), static_cast<long>(info.steps));
+      for (const auto& [k, v] : info.stats) std::fprintf(out, " %s %.17g", k.c_str(), v);
+      std::fprintf(out, "\n");
+    }
+    for (int64_t s = 0; s < info.steps; ++s) {
+      const StepResult r = m->train_step(e, s);
+      if (!out) continue;
+      std::fprintf(out, "step %ld %ld loss %.17g", static_cast<long>(e), static_cast<long>(s), r.loss);
+      for (const auto& [k, v] : r.parts) std::fprintf(out, " %s %.17g", k.c_str(), v);
+      std::fprintf(out, "\n");
+    }
+    m->end_epoch(e);
+  }
+  if (out) std::fclose(out);
+  comm.barrier();
+  return 0;
+}
