@@ -1,9 +1,11 @@
 #!/bin/sh
 # decl, crcl and ncr in float64 on 2 and 3 ranks against 1 process (tests/dist/mpi_methods_float64.cpp): every
 # epoch's statistics and every step's loss and terms within 1e-9 of one process's, relative to max(1, |value|), and
-# the same words (record kinds, names, step counts) in the same places. Measured here: at most 2.9e-12 (crcl/SAF,
-# two rounds), 1.3e-12 (ncr/SAF), 2.0e-13 (decl/SAF); in float32 the same runs differ by up to 1e-3 (ncr), 2e-5
-# (decl), 3e-6 (crcl), which is why data_parallel_training.sh needs looser tolerances. About 10 s on 2 cores.
+# the same words (record kinds, names, step counts) in the same places. Measured here: at most 9.9e-13 (ncr/SAF),
+# 1.6e-13 (decl/SAF), 4.6e-14 (crcl/SAF, two rounds); by hand on data_parallel_training.sh's 32-image set, SGR and
+# SAF, ncr over 1 + 2 epochs: at most 2.9e-12. In float32 the same runs differ by up to 1e-3 (ncr/SAF), 2e-5 (decl),
+# 3e-6 (crcl), which is why data_parallel_training.sh needs looser tolerances. With NCR's gradient all-reduce
+# removed it fails (0.59). About 9 s on 2 cores.
 # Usage: methods_float64.sh REMATCH PROGRAM MPIRUN WORKDIR
 set -eu
 R=$1 P=$2 MPIRUN=$3 W=$4
