@@ -71,7 +71,8 @@ DemoSize demo_size(bool gpu) {
 // on the demo's CPU world (tests/train/<method>_behaviour_test.cpp); the other methods have none.
 int64_t demo_warmup(const std::string& method, const DemoSize& s) {
   if (method == "l2rm") return s.warmup;
-  if (method == "ncr" || method == "decl") return 2;
+  if (method == "decl") return 2;
+  if (method == "ncr") return 3;
   if (method == "crcl") return 4;
   return 0;
 }
@@ -245,7 +246,7 @@ void add_demo_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   cmd->add_option("--seed", o->seed, "Seed of the data, the noise and the training")->capture_default_str();
   cmd->add_option("--noise_ratio", o->noise_ratio, "Share of mismatched training images")->capture_default_str();
   cmd->add_option("--epochs", o->epochs,
-                  "Epochs per method (default 9 on CPU, 20 on GPU; warm-up epochs included: l2rm 5, crcl 4, ncr and "
+                  "Epochs per method (default 9 on CPU, 20 on GPU; warm-up epochs included: l2rm 5, crcl 4, ncr 3, "
                   "decl 2)");
   cmd->add_option("--progress", o->progress, "auto | bar | plain | none")->capture_default_str();
   cmd->add_option("--methods", o->methods,
