@@ -46,6 +46,9 @@ PHASE = {
     "rcsl": "first mining epoch (after 1 learning epoch): two views + memory bank",
     "rcsl-nc": "first mining epoch (after 1 warm-up epoch), on its Beta-mixture split",
     "uotrcl": "first main epoch (after 1 warm-up epoch): label correction + BHG",
+    "ncr": "first co-training epoch (after 1 warm-up epoch): co-divide + nets A and B",
+    "decl": "first main epoch (after 1 warm-up epoch): evidential split + loss",
+    "crcl": "first main epoch (after 1 warm-up epoch): complementary loss + label update",
 }
 
 

@@ -12,9 +12,10 @@
 #           world at Wikipedia size (4096-d images, 300-d texts, 10 classes, 2173/231/462 samples).
 #   methods `rematch train --method M --device DEVICE` for triplet, infonce, rcl, l2rm (SGR; --preset f30k: embed
 #           1024, word 300, sim 256, batch 128), rcsl, rcsl-nc (VSE; --preset f30k: embed 1024, batch 256) and
-#           uotrcl (MLP; --preset wiki: hidden 4096, output 512, batch 100), noise 0.2 (rcsl: half the images
-#           paired), 2 epochs of at most STEPS steps each, so that the second epoch is the method's main phase
-#           (l2rm, rcsl-nc, uotrcl: 1 warm-up epoch; rcsl, rcsl-nc: mining from epoch 2). pairs/s is the
+#           uotrcl (MLP; --preset wiki: hidden 4096, output 512, batch 100), then ncr, decl and crcl (SGR, as the
+#           first four), noise 0.2 (rcsl: half the images paired), 2 epochs of at most STEPS steps each, so that
+#           the second epoch is the method's main phase (l2rm, rcsl-nc, uotrcl, ncr, decl, crcl: 1 warm-up epoch;
+#           rcsl, rcsl-nc: mining from epoch 2). pairs/s is the
 #           trainer's own summary of that epoch (bench/run_methods_cuda.py says exactly what it covers).
 #   demo    `rematch demo --device DEVICE` at its own size, stopped at DEMO_SECONDS: at its GPU size it trains
 #           3 methods x 20 epochs x 235 steps (6000 images x 5 captions, batch 128), far longer than the rest;
@@ -27,7 +28,8 @@
 #   DEVICE          cuda | cuda:N | cpu (default cuda)
 #   DIMS            full | reduced (default full). reduced: a CPU-sized smoke test of the same runs (pairs world
 #                   256 images of 12x64, SGR/VSE embed 64, batch 32/64; MLP 128/64 -> 256 -> 64, batch 20)
-#   METHODS         the methods to run, space-separated (default all seven); empty with DEMO=on: the demo only
+#   METHODS         the methods to run, space-separated (default all ten, the baselines ncr, decl, crcl last);
+#                   empty with DEMO=on: the demo only
 #   STEPS           steps per epoch at most (default 20 full, 5 reduced)
 #   SEED            --seed of every run (default 0). l2rm's main epoch trains on the pairs its Beta mixture
 #                   calls clean and rematches the others; after one short warm-up that split is close to
@@ -63,7 +65,7 @@ method_seconds="${METHOD_SECONDS:-60}"
 json_out="${JSON:-}"
 logs_out="${LOGS:-}"
 seed="${SEED:-0}"
-all_methods="triplet infonce rcl l2rm rcsl rcsl-nc uotrcl"
+all_methods="triplet infonce rcl l2rm rcsl rcsl-nc uotrcl ncr decl crcl"
 read -r -a methods <<<"${METHODS-$all_methods}"
 [[ "$demo" == only ]] && methods=()
 
@@ -196,7 +198,8 @@ pairs_data=(--data_path "$work/data/pairs" --data_name synth_precomp)
 for m in "${methods[@]}"; do
   case "$m" in
     triplet | infonce | rcl) flags=("${pairs_data[@]}" "${pairs_size[@]}" --noise_ratio 0.2 --num_epochs 2) ;;
-    l2rm) flags=("${pairs_data[@]}" "${pairs_size[@]}" --noise_ratio 0.2 --warmup_epoch 1 --num_epochs 1) ;;
+    l2rm | ncr | decl) flags=("${pairs_data[@]}" "${pairs_size[@]}" --noise_ratio 0.2 --warmup_epoch 1 --num_epochs 1) ;;
+    crcl) flags=("${pairs_data[@]}" "${pairs_size[@]}" --noise_ratio 0.2 --warmup_epoch 1 --schedules 1) ;;
     rcsl) flags=("${pairs_data[@]}" "${rcsl_size[@]}" --paired_length $((images / 2)) --num_epochs 2 --mine_epoch 1) ;;
     rcsl-nc)
       flags=("${pairs_data[@]}" "${rcsl_size[@]}" --noise_ratio 0.2 --num_epochs 2 --warmup_epoch 1 --mine_epoch 1)
