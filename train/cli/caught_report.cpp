@@ -76,15 +76,15 @@ std::vector<viz::Detection> detection_from_metrics(const std::string& run_dir, i
   return out;
 }
 
-std::vector<int64_t> sample(std::vector<int64_t> v, int64_t k, uint64_t seed) {
+}  // namespace
+
+std::vector<int64_t> seeded_sample(std::vector<int64_t> v, int64_t k, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::shuffle(v.begin(), v.end(), rng);
   v.resize(std::min<size_t>(v.size(), static_cast<size_t>(std::max<int64_t>(k, 0))));
   std::sort(v.begin(), v.end());
   return v;
 }
-
-}  // namespace
 
 std::string write_caught_report(const std::string& run_dir, const CaughtReportOptions& o, std::ostream& log) {
   std::ifstream in(run_dir + "/config.json");
@@ -184,7 +184,7 @@ std::string write_caught_report(const std::string& run_dir, const CaughtReportOp
     auto section = [&](const std::string& title, const std::string& note, const std::vector<int64_t>& members,
                        uint64_t salt) {
       viz::PairSection s{title, note, static_cast<int64_t>(members.size()), {}};
-      for (int64_t j : sample(members, o.per_section, o.seed + salt)) s.cards.push_back(card(j));
+      for (int64_t j : seeded_sample(members, o.per_section, o.seed + salt)) s.cards.push_back(card(j));
       page.sections.push_back(std::move(s));
     };
     if (noise_known) {

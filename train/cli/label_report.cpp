@@ -2,8 +2,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <numeric>
-#include <random>
 
 #include "tensor/error.h"
 #include "tensor/file_io.h"
@@ -19,18 +17,6 @@
 namespace rematch::cli {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-std::vector<int64_t> sampled(std::vector<int64_t> v, int64_t k, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::shuffle(v.begin(), v.end(), rng);
-  v.resize(std::min<size_t>(v.size(), static_cast<size_t>(std::max<int64_t>(k, 0))));
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
-}  // namespace
 
 std::string write_label_report(const std::string& run_dir, const CaughtReportOptions& o, std::ostream& log) {
   std::ifstream in(run_dir + "/config.json");
@@ -89,7 +75,7 @@ std::string write_label_report(const std::string& run_dir, const CaughtReportOpt
     auto section = [&](const std::string& title, const std::string& note, const std::vector<int64_t>& members,
                        uint64_t salt) {
       viz::LabelSection s{title, note, static_cast<int64_t>(members.size()), {}};
-      for (int64_t i : sampled(members, o.per_section, o.seed + salt))
+      for (int64_t i : seeded_sample(members, o.per_section, o.seed + salt))
         s.cards.push_back({i, clean[static_cast<size_t>(i)], noisy[static_cast<size_t>(i)], last[static_cast<size_t>(i)]});
       page.sections.push_back(std::move(s));
     };

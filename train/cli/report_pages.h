@@ -51,6 +51,9 @@ struct CaughtReportOptions {
   std::vector<std::pair<std::string, std::string>> links;  // (href, text) under the page's title
 };
 
+// At most k of `v`, drawn with `seed` (the same draw for the same seed), in ascending order: the cards of a section.
+std::vector<int64_t> seeded_sample(std::vector<int64_t> v, int64_t k, uint64_t seed);
+
 // <out_dir>/<page_name> (and detection.png when the noise is known): the training pairs the run's method flagged
 // in its last recorded split, and the detection per epoch. The split comes from <run_dir>/splits/
 // (viz/epoch_splits.h); a run without it falls back on the split in checkpoint_latest (L2RM keeps it there) and

@@ -157,11 +157,7 @@ const MethodSpec& crcl_method_spec() {
     s.tables = {&crcl_pairs_flags(), &crcl_flags()};
     s.defaults = crcl_defaults();
     s.check = check_crcl;
-    s.make = make_with<CrclOptions, PairsData>(
-        [](const CommonOptions& c, const CrclOptions&, std::ostream& log) { return load_pairs_data(c, true, log); },
-        [](const CommonOptions& c, const CrclOptions& o, PairsData data, std::ostream& log) -> std::unique_ptr<Method> {
-          return std::make_unique<CrclMethod>(c, o, std::move(data), log);
-        });
+    s.make = make_pairs_method<CrclOptions, CrclMethod>(true);
     return s;
   }();
   return spec;

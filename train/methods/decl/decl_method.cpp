@@ -288,11 +288,7 @@ const MethodSpec& decl_method_spec() {
     s.tables = {&decl_pairs_flags(), &decl_flags()};
     s.defaults = decl_defaults();
     s.check = check_decl;
-    s.make = make_with<DeclOptions, PairsData>(
-        [](const CommonOptions& c, const DeclOptions&, std::ostream& log) { return load_pairs_data(c, false, log); },
-        [](const CommonOptions& c, const DeclOptions& o, PairsData data, std::ostream& log) -> std::unique_ptr<Method> {
-          return std::make_unique<DeclMethod>(c, o, std::move(data), log);
-        });
+    s.make = make_pairs_method<DeclOptions, DeclMethod>();
     return s;
   }();
   return spec;

@@ -441,11 +441,7 @@ const MethodSpec& ncr_method_spec() {
     s.tables = {&ncr_pairs_flags(), &ncr_flags()};
     s.defaults = ncr_defaults();
     s.check = check_ncr;
-    s.make = make_with<NcrOptions, PairsData>(
-        [](const CommonOptions& c, const NcrOptions&, std::ostream& log) { return load_pairs_data(c, false, log); },
-        [](const CommonOptions& c, const NcrOptions& o, PairsData data, std::ostream& log) -> std::unique_ptr<Method> {
-          return std::make_unique<NcrMethod>(c, o, std::move(data), log);
-        });
+    s.make = make_pairs_method<NcrOptions, NcrMethod>();
     return s;
   }();
   return spec;

@@ -359,11 +359,7 @@ const MethodSpec& l2rm_method_spec() {
     s.tables = {&l2rm_pairs_flags(), &l2rm_flags()};
     s.defaults = l2rm_defaults();
     s.check = check_l2rm;
-    s.make = make_with<L2rmOptions, PairsData>(
-        [](const CommonOptions& c, const L2rmOptions&, std::ostream& log) { return load_pairs_data(c, false, log); },
-        [](const CommonOptions& c, const L2rmOptions& o, PairsData data, std::ostream& log) -> std::unique_ptr<Method> {
-          return std::make_unique<L2rmMethod>(c, o, std::move(data), log);
-        });
+    s.make = make_pairs_method<L2rmOptions, L2rmMethod>();
     return s;
   }();
   return spec;

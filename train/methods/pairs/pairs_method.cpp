@@ -236,13 +236,7 @@ MethodSpec pairs_spec(const std::string& name, const std::string& summary, std::
   s.tables = {&pairs_flags()};
   s.defaults = std::move(defaults);
   const bool mask_word = name == "rcl";
-  s.make = make_with<PairsOptions, PairsData>(
-      [mask_word](const CommonOptions& c, const PairsOptions&, std::ostream& log) {
-        return load_pairs_data(c, mask_word, log);
-      },
-      [](const CommonOptions& c, const PairsOptions& o, PairsData data, std::ostream& log) -> std::unique_ptr<Method> {
-        return std::make_unique<PairsMethod>(c, o, std::move(data), log);
-      });
+  s.make = make_pairs_method<PairsOptions, PairsMethod>(mask_word);
   return s;
 }
 

@@ -23,6 +23,7 @@
 #include "train/data/batcher.h"
 #include "train/eval/retrieval_metrics.h"
 #include "train/methods/method.h"
+#include "train/methods/method_spec.h"
 #include "train/methods/pairs/pairs_data.h"
 #include "train/methods/pairs/pairs_options.h"
 #include "train/methods/train_config.h"
@@ -121,5 +122,16 @@ EvalResult eval_result(const eval::RetrievalMetrics& m, const std::string& label
 // The final test of a run from the test split's similarities [images, captions]: its metrics, or with
 // --coco_folds the mean over 5 folds of consecutive images (COCO 1K) plus the whole split's as full_* (5K).
 EvalResult test_result(const Tensor& sims, int64_t captions_per_image, const CommonOptions& config);
+
+// MethodSpec::make of a method on the SCAN precomp pairs: the data load_pairs_data reads (with the mask word
+// when `mask_word`), then M(common, options S, data, log).
+template <class S, class M>
+std::function<std::unique_ptr<Method>(const TrainConfig&, std::ostream&)> make_pairs_method(bool mask_word = false) {
+  return make_with<S, PairsData>(
+      [mask_word](const CommonOptions& c, const S&, std::ostream& log) { return load_pairs_data(c, mask_word, log); },
+      [](const CommonOptions& c, const S& o, PairsData data, std::ostream& log) -> std::unique_ptr<Method> {
+        return std::make_unique<M>(c, o, std::move(data), log);
+      });
+}
 
 }  // namespace rematch::train
