@@ -126,8 +126,9 @@ class Method {
   // The statistics of EpochInfo::stats the trainer shows, in the order it shows them (EpochStat).
   virtual std::vector<EpochStat> epoch_stats() const { return {}; }
   // What begin_epoch(epoch) decided about each training pair (caption order), for the run folder's splits/
-  // (viz/epoch_splits.h, docs/viz.md §4): L2RM's clean/mismatched split, RCSL-NC's paired labels, UOT-RCL's
-  // corrected labels. None for a method (or an epoch, such as a warm-up) that decides nothing per pair.
+  // (viz/epoch_splits.h, docs/viz.md §4.1): L2RM's clean/mismatched split, NCR's (net A's) and DECL's splits,
+  // RCSL-NC's paired labels, UOT-RCL's corrected labels. None for a method (or an epoch, such as a warm-up) that
+  // decides nothing per pair.
   virtual std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const {
     (void)epoch;
     return std::nullopt;
