@@ -1,7 +1,8 @@
-// The mpi backend's collectives across real ranks: run as `mpirun -n N dist_mpi_collectives` (tests/
-// CMakeLists.txt registers N = 3). Each rank checks what it received against what every rank must hold and
-// exits 1 on a mismatch (mpirun then fails). Rank r contributes rows filled from r, of r + 1 rows, so uneven
-// first dims are covered.
+// A backend's collectives across real ranks: run as `mpirun -n N dist_mpi_collectives [mpi|nccl] [cpu|cuda]`
+// (default mpi on the CPU; tests/CMakeLists.txt registers N = 3). On a GPU machine `mpi cuda` checks the mpi
+// backend with CUDA tensors (staged through host memory) and `nccl cuda` the nccl backend (one rank per GPU: with
+// one GPU, -n 1). Each rank checks what it received against what every rank must hold and exits 1 on a mismatch
+// (mpirun then fails). Rank r contributes rows filled from r, of r + 1 rows, so uneven first dims are covered.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "autograd/autograd.h"
 #include "dist/communicator.h"
 #include "dist/gather_op.h"
+#include "tensor/device.h"
 #include "tensor/kernels.h"
 
 using namespace rematch;
@@ -29,29 +31,31 @@ Tensor rows_of(int r, int64_t n, int64_t width) {
 }
 }  // namespace
 
-int main() {
-  dist::Communicator& c = dist::init_world(dist::Backend::Mpi);
+int check_collectives(const std::string& backend, const std::string& device) {
+  dist::Communicator& c = dist::init_world(backend == "nccl" ? dist::Backend::Nccl : dist::Backend::Mpi);
   const int r = c.rank(), n = c.world_size();
+  const Device dev = device == "cuda" ? Device::cuda(c.local_rank()) : Device::cpu();
+  auto on = [&](const Tensor& t) { return kernels::to_device(t, dev); };  // results are read back by to_vector
   // all_gather: rank order, uneven rows.
-  const Tensor g = c.all_gather(rows_of(r, r + 1, 3));
+  const Tensor g = c.all_gather(on(rows_of(r, r + 1, 3)));
   std::vector<Tensor> want_parts;
   for (int k = 0; k < n; ++k) want_parts.push_back(rows_of(k, k + 1, 3));
   const Tensor want = kernels::cat(want_parts, 0);
   expect(g.sizes() == want.sizes() && g.to_vector<double>() == want.to_vector<double>(), "all_gather", r);
   // all_gather where rank 0 holds no rows (its bytes say nothing of a row's size).
-  const Tensor g0 = c.all_gather(rows_of(r, r == 0 ? 0 : 2, 3));
+  const Tensor g0 = c.all_gather(on(rows_of(r, r == 0 ? 0 : 2, 3)));
   std::vector<Tensor> want0;
   for (int k = 1; k < n; ++k) want0.push_back(rows_of(k, 2, 3));
   expect(g0.size(0) == 2 * (n - 1) && g0.size(1) == 3 &&
              g0.to_vector<double>() == kernels::cat(want0, 0).to_vector<double>(),
          "all_gather with an empty rank", r);
   // all_reduce_sum: float32 and int64, same on every rank.
-  const Tensor x = from_vector(std::vector<float>{1.0f + r, 0.5f * r, -2.0f}, {3});
+  const Tensor x = on(from_vector(std::vector<float>{1.0f + r, 0.5f * r, -2.0f}, {3}));
   const std::vector<float> sum = c.all_reduce_sum(x).to_vector<float>();
   float s0 = 0, s1 = 0;
   for (int k = 0; k < n; ++k) s0 += 1.0f + k, s1 += 0.5f * k;
   expect(sum == std::vector<float>{s0, s1, -2.0f * n}, "all_reduce_sum float32", r);
-  const std::vector<int64_t> isum = c.all_reduce_sum(from_vector(std::vector<int64_t>{r, 1}, {2})).to_vector<int64_t>();
+  const std::vector<int64_t> isum = c.all_reduce_sum(on(from_vector(std::vector<int64_t>{r, 1}, {2}))).to_vector<int64_t>();
   expect(isum == std::vector<int64_t>{int64_t(n) * (n - 1) / 2, n}, "all_reduce_sum int64", r);
   // reduce_scatter_sum: the backward of all_gather; rank r keeps its rows of the sum.
   std::vector<int64_t> rows;
@@ -61,16 +65,16 @@ int main() {
     if (k < r) begin += k + 1;
     total += k + 1;
   }
-  const Tensor ones = kernels::scalar_op(kernels::ScalarOp::Add, zeros({total, 2}, DType::Float64), 1.0);
+  const Tensor ones = on(kernels::scalar_op(kernels::ScalarOp::Add, zeros({total, 2}, DType::Float64), 1.0));
   const Tensor mine = c.reduce_scatter_sum(ones, rows);
   expect(mine.size(0) == r + 1 && mine.to_vector<double>() == std::vector<double>(2 * (r + 1), double(n)),
          "reduce_scatter_sum", r);
   // broadcast from the last rank.
-  const Tensor b = c.broadcast(from_vector(std::vector<int64_t>{r, 7}, {2}), n - 1);
+  const Tensor b = c.broadcast(on(from_vector(std::vector<int64_t>{r, 7}, {2})), n - 1);
   expect(b.to_vector<int64_t>() == std::vector<int64_t>{n - 1, 7}, "broadcast", r);
   // all_gather_rows with gradient: rank k's loss is (k + 1) * sum(G * G) over the gathered G, so the run's loss
   // sum_k (k + 1) * sum(G^2) gives every rank's rows the gradient 2 * x * sum_k (k + 1).
-  Tensor leaf = rows_of(r, r + 1, 2);
+  Tensor leaf = on(rows_of(r, r + 1, 2));
   leaf.requires_grad_(true);
   const Tensor gathered = dist::all_gather_rows(c, leaf);
   expect(gathered.size(0) == int64_t(n) * (n + 1) / 2, "all_gather_rows rows", r);
@@ -82,7 +86,7 @@ int main() {
   expect(grad_ok, "all_gather_rows backward (reduce-scatter)", r);
   // GatherBackward::OwnRows: every rank computes the same loss sum(G * G) (a loss of the whole batch, computed once
   // per rank): each rank's rows get 2 * x, not the sum over ranks.
-  Tensor same = rows_of(r, r + 1, 2);
+  Tensor same = on(rows_of(r, r + 1, 2));
   same.requires_grad_(true);
   const Tensor whole = dist::all_gather_rows(c, same, dist::GatherBackward::OwnRows);
   backward(rematch::sum(rematch::mul(whole, whole)));
@@ -91,6 +95,24 @@ int main() {
   for (size_t i = 0; own_ok && i < ys.size(); ++i) own_ok = gy[i] == 2 * ys[i];
   expect(own_ok, "all_gather_rows backward (own rows)", r);
   c.barrier();
-  if (r == 0 && failures == 0) std::printf("mpi collectives: all checks hold on %d ranks\n", n);
+  if (r == 0 && failures == 0)
+    std::printf("%s collectives (%s tensors): all checks hold on %d ranks\n", backend.c_str(), device.c_str(), n);
   return failures == 0 ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  const std::string backend = argc > 1 ? argv[1] : "mpi", device = argc > 2 ? argv[2] : "cpu";
+  if ((backend != "mpi" && backend != "nccl") || (device != "cpu" && device != "cuda") || argc > 3 ||
+      (backend == "nccl" && device != "cuda")) {
+    std::fprintf(stderr, "usage: dist_mpi_collectives [mpi|nccl] [cpu|cuda] (nccl: cuda tensors)\n");
+    return 2;
+  }
+  try {
+    return check_collectives(backend, device);
+  } catch (const std::exception& e) {  // a backend or device this build or machine lacks: said, and no rank waits
+    const std::string what = "dist_mpi_collectives " + backend + " " + device + ": " + e.what();
+    if (dist::world().world_size() > 1) dist::world().abort(what, 1);  // the others may sit in a collective
+    std::fprintf(stderr, "%s\n", what.c_str());
+    return 1;
+  }
 }
