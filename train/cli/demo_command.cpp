@@ -79,15 +79,17 @@ int64_t demo_warmup(const std::string& method, const DemoSize& s) {
 
 // A method the demo can train: image-caption pairs (the precomp layout) on a model whose size the demo sets.
 void check_demo_method(const std::string& method, const std::vector<std::string>& chosen) {
-  const train::MethodSpec* spec = train::find_method_spec(method);
+  const train::TrainFlag* embed = train::find_train_flag("embed_size");
+  std::vector<std::string> names;
   std::string choices;
-  for (const train::MethodSpec* m : train::registered_methods()) {
-    const train::TrainFlag* embed = train::find_train_flag("embed_size");
-    if (m->layout == train::DataLayout::Precomp && embed && embed->belongs_to(m->name))
+  for (const train::MethodSpec* m : train::registered_methods())
+    if (m->layout == train::DataLayout::Precomp && embed && embed->belongs_to(m->name)) {
+      names.push_back(m->name);
       choices += (choices.empty() ? "" : ", ") + m->name;
-  }
-  if (!spec) throw UsageError("--methods " + method + ": no such method (the demo trains " + choices + ")");
-  if (choices.find(method) == std::string::npos || spec->layout != train::DataLayout::Precomp)
+    }
+  if (!train::find_method_spec(method))
+    throw UsageError("--methods " + method + ": no such method (the demo trains " + choices + ")");
+  if (std::find(names.begin(), names.end(), method) == names.end())
     throw UsageError("--methods " + method + ": the demo trains the methods of image-caption pairs on a similarity "
                      "model (" + choices + "); train " + method + " with rematch train");
   if (std::count(chosen.begin(), chosen.end(), method) > 1)
