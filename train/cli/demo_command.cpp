@@ -210,7 +210,9 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
       s << std::setw(w) << fixed(m.at(k), 1);
       return s.str();
     };
+    // The split's precision; for ncr, net A's co-divide (its stats name each net's split: clean_precision_A, _B).
     auto precision = r.outcome.last_epoch_stats.find("clean_precision");
+    if (precision == r.outcome.last_epoch_stats.end()) precision = r.outcome.last_epoch_stats.find("clean_precision_A");
     std::ostringstream p;
     p << std::setw(15) << (precision == r.outcome.last_epoch_stats.end() ? "-" : fixed(precision->second, 3));
     out << "| " << std::left << std::setw(7) << r.method << std::right << " | " << cell("i2t_r1", 7) << " | "
@@ -219,7 +221,8 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
         << " |\n";
   }
   out << "\nsplit precision: share of truly matched pairs among those the method kept as clean (its last epoch's "
-         "split; - for a method without one).\nRun folders (config.json, metrics.jsonl, checkpoints, results.md, plots/): ";
+         "split, ncr's net A; - for a method without one).\n"
+         "Run folders (config.json, metrics.jsonl, checkpoints, results.md, plots/): ";
   for (const Row& r : rows) out << r.run_dir << " ";
   out << "\nValidation curves: " << o.out << "/validation_rsum.png\nTotal time " << fixed(seconds / 60, 1)
       << " min.\n";
