@@ -36,7 +36,7 @@ if(NOT REMATCH_NCCL STREQUAL "OFF" AND REMATCH_WITH_CUDA AND REMATCH_WITH_MPI)
     # commands do not pay its load at start-up); the folder found here is one place it looks.
     get_filename_component(REMATCH_NCCL_DIR "${REMATCH_NCCL_LIB}" DIRECTORY)
     target_compile_definitions(rematch_dist PRIVATE REMATCH_NCCL_DIR="${REMATCH_NCCL_DIR}")
-    target_link_libraries(rematch_dist PRIVATE CUDA::cudart ${CMAKE_DL_LIBS})
+    target_link_libraries(rematch_dist PRIVATE CUDA::cudart)
     target_compile_definitions(rematch_dist PUBLIC REMATCH_WITH_NCCL=1)
   endif()
 endif()
