@@ -21,6 +21,7 @@
 #include "cli_runner.h"
 #include "test_util.h"
 #include "train/cli/app.h"
+#include "train/cli/demo_command.h"
 #include "train/run/run_folder.h"
 #include "train/synth/pairs_world.h"
 
@@ -30,19 +31,8 @@ namespace {
 class CrclBehaviourTest : public rematch::test::TempDirTest {};
 
 TEST_F(CrclBehaviourTest, CrclBeatsTripletUnderSixtyPercentMismatches) {
-  synth::PairsWorldConfig w;
-  w.train_images = 500;
-  w.dev_images = 100;
-  w.test_images = 100;
-  w.regions = 6;
-  w.feature_dim = 32;
-  w.concepts = 8;
-  w.attributes = 4;
-  w.twin_fraction = 0;
-  w.feature_noise = 0.2;
-  w.seed = 0;
   const std::string data = path("world");
-  synth::write_pairs_world(synth::make_pairs_world(w), data);
+  synth::write_pairs_world(synth::make_pairs_world(cli::demo_world(false)), data);  // the demo's CPU world, seed 0
   const std::vector<std::string> common = {
       "--data_path", data, "--data_name", "synth_precomp", "--noise_ratio", "0.6", "--noise_mode", "image",
       "--seed", "0", "--batch_size", "32", "--embed_size", "64", "--word_dim", "32", "--sim_dim", "32",

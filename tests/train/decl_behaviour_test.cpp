@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "test_util.h"
+#include "train/cli/demo_command.h"
 #include "train/methods/decl/decl_options.h"
 #include "train/methods/make_method.h"
 #include "train/run/run_folder.h"
@@ -67,19 +68,8 @@ class DeclBehaviourTest : public test::TempDirTest {
 };
 
 TEST_F(DeclBehaviourTest, BeatsTripletUnderSixtyPercentMismatches) {
-  synth::PairsWorldConfig w;
-  w.train_images = 500;
-  w.dev_images = 100;
-  w.test_images = 100;
-  w.regions = 6;
-  w.feature_dim = 32;
-  w.concepts = 8;
-  w.attributes = 4;
-  w.twin_fraction = 0;
-  w.feature_noise = 0.2;
-  w.seed = 0;
   const std::string data = path("world");
-  synth::write_pairs_world(synth::make_pairs_world(w), data);
+  synth::write_pairs_world(synth::make_pairs_world(cli::demo_world(false)), data);  // the demo's CPU world, seed 0
   const double decl = test_rsum(config("decl", data, 0));
   const double triplet = test_rsum(config("triplet", data, 0));
   std::printf("[ decl behaviour ] test rSum at 60%% mismatches: decl %.1f, triplet %.1f (difference %.1f)\n", decl,

@@ -16,6 +16,7 @@
 #include "cli_runner.h"
 #include "test_util.h"
 #include "train/cli/app.h"
+#include "train/cli/demo_command.h"
 #include "train/run/run_folder.h"
 
 namespace rematch::cli {
@@ -32,11 +33,7 @@ double test_rsum(const std::string& run) {
 
 TEST_F(NcrBehaviourTest, NcrBeatsTripletUnderSixtyPercentMismatches) {
   const std::string data = path("world");
-  const test::CliResult synth = test::run_cli({"synth", "--kind", "pairs", "--out", data, "--images", "500",
-                                               "--dev_images", "100", "--test_images", "100", "--regions", "6",
-                                               "--feature_dim", "32", "--concepts", "8", "--attributes", "4",
-                                               "--twin_fraction", "0", "--feature_noise", "0.2", "--seed", "0"});
-  ASSERT_EQ(synth.code, kExitOk) << synth.err;
+  synth::write_pairs_world(synth::make_pairs_world(cli::demo_world(false)), data);  // the demo's CPU world, seed 0
   const std::vector<std::string> common = {
       "--data_path", data, "--data_name", "synth_precomp", "--embed_size", "64", "--word_dim", "32", "--sim_dim", "32",
       "--module_name", "SAF", "--dropout", "0.1", "--batch_size", "32", "--learning_rate", "5e-3", "--lr_update", "100",

@@ -43,15 +43,7 @@ struct DemoSize {
 // the same learning rate for every method. L2RM warms up until its model ranks well enough for the split.
 DemoSize demo_size(bool gpu) {
   DemoSize s;
-  s.world.train_images = gpu ? 6000 : 500;
-  s.world.dev_images = gpu ? 500 : 100;
-  s.world.test_images = gpu ? 1000 : 100;
-  s.world.regions = gpu ? 36 : 6;
-  s.world.feature_dim = gpu ? 256 : 32;
-  s.world.concepts = gpu ? 24 : 8;
-  s.world.attributes = gpu ? 12 : 4;
-  s.world.twin_fraction = gpu ? 0.3 : 0.0;
-  s.world.feature_noise = gpu ? 0.5 : 0.2;
+  s.world = demo_world(gpu);
   s.module = gpu ? "SGR" : "SAF";
   s.embed = gpu ? 512 : 64;
   s.word_dim = gpu ? 300 : 32;
@@ -239,6 +231,20 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
 }
 
 }  // namespace
+
+synth::PairsWorldConfig demo_world(bool gpu) {
+  synth::PairsWorldConfig w;
+  w.train_images = gpu ? 6000 : 500;
+  w.dev_images = gpu ? 500 : 100;
+  w.test_images = gpu ? 1000 : 100;
+  w.regions = gpu ? 36 : 6;
+  w.feature_dim = gpu ? 256 : 32;
+  w.concepts = gpu ? 24 : 8;
+  w.attributes = gpu ? 12 : 4;
+  w.twin_fraction = gpu ? 0.3 : 0.0;
+  w.feature_noise = gpu ? 0.5 : 0.2;
+  return w;
+}
 
 void add_demo_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   auto o = std::make_shared<DemoOptions>();

@@ -10,6 +10,8 @@
 
 #include <ostream>
 
+#include "train/synth/pairs_world.h"
+
 namespace CLI {
 class App;
 }
@@ -17,5 +19,9 @@ class App;
 namespace rematch::cli {
 
 void add_demo_command(CLI::App& app, std::ostream& out, std::ostream& err);
+
+// The demo's synthetic world at its CPU or GPU size (seed 0; the demo sets --seed). The behaviour tests train on
+// the CPU one (tests/train/*_behaviour_test.cpp).
+synth::PairsWorldConfig demo_world(bool gpu);
 
 }  // namespace rematch::cli
