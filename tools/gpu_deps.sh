@@ -4,7 +4,9 @@
 # nlohmann-json, HDF5 and stb). Two steps:
 #
 #   tools/gpu_deps.sh fetch         here, on Debian 12 with apt: downloads the .deb files into build-gpu-deps/
-#                                   (about 26 MB; ignored by git like every build*/ folder)
+#                                   (about 26 MB; ignored by git like every build*/ folder), and packs Open MPI
+#                                   there (openmpi-bundle.tar.xz, 2.7 MB: tools/mpi_bundle.sh, for the dist
+#                                   stage's mpirun; needs openmpi-bin, libopenmpi-dev installed here)
 #   tools/gpu_deps.sh unpack DEST   there (tools/gpu_check.sh calls it with build-gpu/deps): unpacks them into
 #                                   DEST/root, keeps only the shared libraries the machine lacks, and prints
 #                                   the prefix (DEST/root/usr) on stdout
@@ -39,7 +41,9 @@ fetch() {
   cd "$deps"
   rm -f ./*.deb
   apt-get download "${packages[@]}"
-  echo "fetched $(ls ./*.deb | wc -l) packages, $(du -sh . | cut -f1), into $deps" >&2
+  echo "fetched $(find . -maxdepth 1 -name '*.deb' | wc -l) packages, $(du -sh . | cut -f1), into $deps" >&2
+  # Open MPI for the dist stage (mpirun there), relocatable, from this machine's installed packages.
+  "$root/tools/mpi_bundle.sh" pack "$deps/openmpi-bundle.tar.xz"
 }
 
 # One .deb's files under $2, with dpkg-deb when the machine has it, else with ar and tar.
@@ -69,12 +73,12 @@ unpack() {
     mkdir -p "$dest"
     for deb in "$deps"/*.deb; do extract "$deb" "$dest"; done
     # Programs of the packages (h5cc and friends) would point CMake at paths of the machine they came from.
-    rm -rf "$prefix/bin" "$prefix/sbin" "$prefix/share/doc" "$prefix/share/man"
+    rm -rf "${prefix:?}/bin" "$prefix/sbin" "$prefix/share/doc" "$prefix/share/man"
     # A shared library the machine already has stays the machine's (its own copy fits its other libraries),
     # unless a link of the packages (libhdf5.so -> libhdf5_serial.so.103, ...) goes through ours.
     local kept=0 dropped=0 lib name system_libs linked
     system_libs="$("$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null || true)"
-    linked="$(find "$prefix/lib" -type l -exec readlink {} \; | xargs -r -n1 basename | sort -u)"
+    linked="$(find "$prefix/lib" -type l -exec readlink {} \; | sed 's|.*/||' | sort -u)"
     for lib in "$prefix"/lib/x86_64-linux-gnu/lib*.so.*; do
       name="$(basename "$lib")"
       if grep -q "^[[:space:]]*$name " <<<"$system_libs" && ! grep -qxF "$name" <<<"$linked"; then
@@ -85,7 +89,7 @@ unpack() {
       fi
     done
     touch "$dest/.unpacked"
-    echo "unpacked $(ls "$deps"/*.deb | wc -l) packages into $dest ($kept library files kept," \
+    echo "unpacked $(find "$deps" -maxdepth 1 -name '*.deb' | wc -l) packages into $dest ($kept library files kept," \
       "$dropped the machine has)" >&2
   fi
   echo "$prefix"
