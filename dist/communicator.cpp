@@ -111,6 +111,24 @@ Backend choose_backend(const std::string& name, bool gpu, const std::string& fla
   return b;
 }
 
+Device rank_device(const Device& requested, const Communicator& comm, int gpus) {
+  if (requested.is_cpu() || comm.world_size() == 1) return requested;
+  const int local = comm.local_rank();
+  REMATCH_CHECK(gpus > 0, "--device ", requested.str(), ": rank ", comm.rank(), " of ", comm.world_size(),
+                " sees no CUDA device");
+  if (local < gpus) return Device::cuda(local);
+  REMATCH_CHECK(comm.backend() != Backend::Nccl, "--device ", requested.str(), " with the nccl backend: rank ",
+                comm.rank(), " is process ", local + 1, " of its machine, which has ", gpus,
+                " GPU(s); NCCL puts one process on each GPU: start at most ", gpus,
+                " processes per machine, or pass --dist_backend mpi to share GPUs");
+  return Device::cuda(local % gpus);
+}
+
+Device rank_device(const Device& requested, const Communicator& comm) {
+  if (requested.is_cpu() || comm.world_size() == 1) return requested;
+  return rank_device(requested, comm, cuda_device_count());
+}
+
 Communicator& init_world(Backend b) {
   if (g_world && g_world->backend() == b) return *g_world;  // started before (a second command in one process)
   REMATCH_CHECK(!g_world || g_world->backend() == Backend::None, "init_world: the ",

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/device.h"
 #include "tensor/tensor.h"
 
 namespace rematch::dist {
@@ -60,6 +61,15 @@ bool backend_available(Backend b);
 // none otherwise; "none", "mpi", "nccl" ask for one. An unavailable backend, or none under an mpirun of
 // several processes, is an error that says what to build or pass (`flag` names the flag in messages).
 Backend choose_backend(const std::string& name, bool gpu, const std::string& flag = "--dist_backend");
+
+// The device a rank computes on when the command asked for `requested` (docs/distributed.md §1): the host as
+// asked; a GPU (`cuda` or `cuda:N`) in a world of several ranks: the GPU of the rank's local rank, so `mpirun -n 8`
+// on a node of 8 GPUs uses each once. More ranks on a machine than its `gpus`: the nccl backend refuses (NCCL
+// cannot put two ranks on one GPU); the mpi backend shares them (local rank modulo `gpus`), so two ranks can
+// train on one GPU. In a world of one, `requested` itself.
+Device rank_device(const Device& requested, const Communicator& comm, int gpus);
+// The same with this machine's GPU count (cuda_device_count()).
+Device rank_device(const Device& requested, const Communicator& comm);
 
 // Starts the process-wide communicator (once; MPI_Init for mpi and nccl) and returns it.
 Communicator& init_world(Backend b);

@@ -2,7 +2,8 @@
 // that device's rematch stream (tensor/cuda/check.h). MPI starts the processes and carries NCCL's unique id
 // from rank 0 to the others; barrier and abort go through MPI too. NCCL sums in its own ring order (not rank
 // order): results agree across ranks but may differ in the last bits from the mpi backend's. Host tensors
-// are refused (use the mpi backend for the CPU). NCCL itself is loaded here, on first use (dist/nccl_api.h).
+// (the flags and statistics a training step moves besides its GPU tensors) go through the mpi backend, which
+// this backend needs anyway. NCCL itself is loaded here, on first use (dist/nccl_api.h).
 #ifdef REMATCH_WITH_NCCL
 #include <mpi.h>
 #include <nccl.h>
@@ -39,11 +40,14 @@ ncclDataType_t nccl_type(DType t, const char* op) {
 
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator() : mpi_(mpi_start()), rank_(mpi_.rank), size_(mpi_.size), local_rank_(mpi_.local_rank) {
+  NcclCommunicator()
+      : mpi_(mpi_start()), host_(make_mpi_communicator()), rank_(mpi_.rank), size_(mpi_.size),
+        local_rank_(mpi_.local_rank) {
     int devices = 0;
     REMATCH_CUDA_CHECK(cudaGetDeviceCount(&devices));
-    REMATCH_CHECK(local_rank_ < devices, "nccl backend: rank ", rank_, " is process ", local_rank_,
-                  " of its machine but the machine has ", devices, " GPUs: start at most one process per GPU");
+    REMATCH_CHECK(local_rank_ < devices, "nccl backend: rank ", rank_, " is process ", local_rank_ + 1,
+                  " of its machine but the machine has ", devices, " GPU(s): start at most one process per GPU, or ",
+                  "pass --dist_backend mpi to share GPUs");
     REMATCH_CUDA_CHECK(cudaSetDevice(local_rank_));
     ncclUniqueId id;
     if (rank_ == 0) REMATCH_NCCL_CHECK(nccl().get_unique_id(&id));
@@ -52,6 +56,7 @@ class NcclCommunicator final : public Communicator {
   }
   ~NcclCommunicator() override {
     if (comm_) nccl().comm_destroy(comm_);
+    host_.reset();
     mpi_stop(mpi_);
   }
 
@@ -61,6 +66,7 @@ class NcclCommunicator final : public Communicator {
   int local_rank() const override { return local_rank_; }
 
   Tensor all_reduce_sum(const Tensor& t) override {
+    if (t.device().is_cpu()) return host_->all_reduce_sum(t);
     const Tensor x = on_gpu(t, "all_reduce_sum");
     Tensor out = empty(x.sizes(), x.dtype(), x.device());
     REMATCH_NCCL_CHECK(nccl().all_reduce(x.raw_data(), out.raw_data(), static_cast<size_t>(x.numel()),
@@ -69,6 +75,7 @@ class NcclCommunicator final : public Communicator {
   }
 
   Tensor all_gather(const Tensor& t) override {
+    if (t.device().is_cpu()) return host_->all_gather(t);
     const Tensor x = on_gpu(t, "all_gather");
     REMATCH_CHECK(x.dim() >= 1, "all_gather: needs at least one dimension, got ", x.describe());
     // The ranks' row counts first; then every slice padded to the largest and gathered in one call.
@@ -96,11 +103,13 @@ class NcclCommunicator final : public Communicator {
   }
 
   Tensor reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& rows_per_rank) override {
+    if (t.device().is_cpu()) return host_->reduce_scatter_sum(t, rows_per_rank);
     const RowRange mine = scattered_rows(t, rows_per_rank, rank_, size_);
     return kernels::contiguous(kernels::narrow(all_reduce_sum(t), 0, mine.begin, mine.end - mine.begin));
   }
 
   Tensor broadcast(const Tensor& t, int root) override {
+    if (t.device().is_cpu()) return host_->broadcast(t, root);
     const Tensor x = on_gpu(t, "broadcast");
     Tensor out = kernels::clone(x);
     REMATCH_NCCL_CHECK(nccl().broadcast(x.raw_data(), out.raw_data(), static_cast<size_t>(x.numel()),
@@ -128,6 +137,7 @@ class NcclCommunicator final : public Communicator {
   }
 
   MpiWorld mpi_;
+  std::unique_ptr<Communicator> host_;  // the mpi backend, for host tensors
   ncclComm_t comm_ = nullptr;
   int rank_ = 0, size_ = 1, local_rank_ = 0;
 };

@@ -87,5 +87,40 @@ TEST_F(BackendChoice, UnderMpirunAutoPicksMpiAndNoneIsRefused) {
   }
 }
 
+// A communicator that only says where it is (rank_device reads nothing else).
+class Placed final : public Communicator {
+ public:
+  Placed(Backend b, int rank, int world, int local) : b_(b), rank_(rank), world_(world), local_(local) {}
+  Backend backend() const override { return b_; }
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_; }
+  int local_rank() const override { return local_; }
+  Tensor all_reduce_sum(const Tensor& t) override { return t; }
+  Tensor all_gather(const Tensor& t) override { return t; }
+  Tensor reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>&) override { return t; }
+  Tensor broadcast(const Tensor& t, int) override { return t; }
+  void barrier() override {}
+  [[noreturn]] void abort(const std::string&, int code) override { std::exit(code); }
+
+ private:
+  Backend b_;
+  int rank_, world_, local_;
+};
+
+TEST(RankDevice, EachRankTakesTheGpuOfItsLocalRank) {
+  // A world of one computes where it was asked; the host stays the host.
+  EXPECT_EQ(rank_device(Device::cuda(1), Placed(Backend::None, 0, 1, 0), 2), Device::cuda(1));
+  EXPECT_EQ(rank_device(Device::cpu(), Placed(Backend::Mpi, 5, 8, 1), 0), Device::cpu());
+  // Two nodes of 4 GPUs: rank 6 is the third process of the second node.
+  EXPECT_EQ(rank_device(Device::cuda(), Placed(Backend::Nccl, 6, 8, 2), 4), Device::cuda(2));
+  EXPECT_EQ(rank_device(Device::cuda(3), Placed(Backend::Nccl, 4, 8, 0), 4), Device::cuda(0));
+  // More processes than GPUs: shared on the mpi backend, refused on nccl with what to do.
+  EXPECT_EQ(rank_device(Device::cuda(), Placed(Backend::Mpi, 1, 2, 1), 1), Device::cuda(0));
+  EXPECT_EQ(rank_device(Device::cuda(), Placed(Backend::Mpi, 5, 6, 5), 2), Device::cuda(1));
+  EXPECT_THROWS_WITH(rank_device(Device::cuda(), Placed(Backend::Nccl, 1, 2, 1), 1), "rank 1", "process 2",
+                     "1 GPU(s)", "--dist_backend mpi");
+  EXPECT_THROWS_WITH(rank_device(Device::cuda(), Placed(Backend::Mpi, 1, 2, 1), 0), "--device cuda:0", "no CUDA device");
+}
+
 }  // namespace
 }  // namespace rematch::dist

@@ -106,7 +106,7 @@ ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& all_log
     throw UsageError("--checkpoint needs --data_path and --data_name (the split to score)");
   Device device = device_flag(o.device);  // before any file is read
   dist::Communicator& comm = dist::init_world(dist::choose_backend(o.dist_backend, device.is_cuda()));
-  if (comm.world_size() > 1 && device.is_cuda()) device = Device::cuda(comm.local_rank());  // one GPU per process
+  device = dist::rank_device(device, comm);  // under mpirun, the GPU of the rank on its machine
   std::ostream& log = rank_zero_stream(all_log);
   const std::string label = averaging_label(o.checkpoints);
   const std::string data_name = data::without_trailing_slashes(o.data_name);

@@ -173,6 +173,29 @@ void report(const train::TrainOutcome& outcome, const std::string& run_dir, std:
   out << "results: " << run_dir << "/results.md\n";
 }
 
+// The settings of the run in `dir`, from its config.json, read only (no lock, nothing written).
+TrainConfig read_run_config(const std::string& dir) {
+  const std::string config_path = dir + "/config.json";
+  if (!std::filesystem::is_regular_file(config_path))
+    REMATCH_FAIL("run folder '", dir, "': holds no run to resume (no ", config_path, ")");
+  io::ReadFile f(config_path, "read_config");
+  std::string text(f.size(), '\0');
+  text.resize(f.read_at(text.data(), text.size(), 0));
+  return train::resumed_train_config(text, config_path);
+}
+
+// Whether the run computes on a GPU: --device, or with --resume the run's config.json. The backend is chosen
+// before rank 0 checks the folder, so a config.json that cannot be read counts as the CPU here; the resume
+// reports it.
+bool trains_on_gpu(const TrainConfig& c) {
+  if (c.resume.empty()) return c.device.device().is_cuda();
+  try {
+    return read_run_config(c.resume).device.device().is_cuda();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 // Under mpirun the ranks follow rank 0's resume plan: rank 0 checks the folder (and may repair it, resume_check.h),
 // then the others load the checkpoint it left as checkpoint_latest, which is the state rank 0 resumes from.
 train::ResumePlan shared_resume_plan(const run::RunFolder& folder, const train::ResumeOptions& options) {
@@ -211,6 +234,7 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOption
     }
     if (dry) return dry_run(c, out, err);
     usable_device(c.device.spec(), "--device");  // before any data is read
+    c.device = c.device.on(dist::rank_device(c.device.device(), dist::world()));
     train::check_training_data(c, err);
     run = train::train_new_run(c, err);
     return report(run.outcome, run.run_dir, out);
@@ -223,13 +247,7 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOption
   // A dry run writes nothing and takes no lock: not even the folder RunFolder would create before finding no
   // run in it. It reads config.json only.
   if (dry) {
-    const std::string config_path = c.resume + "/config.json";
-    if (!std::filesystem::is_regular_file(config_path))
-      REMATCH_FAIL("run folder '", c.resume, "': holds no run to resume (no ", config_path, ")");
-    io::ReadFile f(config_path, "read_config");
-    std::string text(f.size(), '\0');
-    text.resize(f.read_at(text.data(), text.size(), 0));
-    c = train::resumed_train_config(text, config_path);
+    c = read_run_config(c.resume);
     c.progress = progress;
     return dry_run(c, out, err);
   }
@@ -240,6 +258,7 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOption
   const train::ResumePlan plan = shared_resume_plan(folder, resume_options);
   for (const std::string& note : plan.notes) err << note << "\n";
   usable_device(c.device.spec(), "--device (from " + c.resume + "/config.json)");
+  c.device = c.device.on(dist::rank_device(c.device.device(), dist::world()));
   train::check_training_data(c, err);
   std::unique_ptr<train::Method> method = train::make_method(c, err);
   report(train::run_training(*method, c, folder, &plan, err), folder.dir(), out);
@@ -268,9 +287,10 @@ void add_train_command(CLI::App& app, std::ostream& out, std::ostream& err) {
       ->group(common);
   auto dist_backend = std::make_shared<std::string>("auto");
   cmd->add_option("--dist_backend", *dist_backend,
-                  "Under mpirun -n N: auto (mpi) | none | mpi; each rank computes its share of every batch and rank 0 "
-                  "writes the run folder; the run is the one one process trains (docs/distributed.md §4). Allowed "
-                  "with --resume: a run resumes on any number of processes")
+                  "Under mpirun -n N: auto (mpi, or nccl with --device cuda) | none | mpi | nccl; each rank computes its "
+                  "share of every batch (with --device cuda on the GPU of its rank on its machine) and rank 0 writes "
+                  "the run folder; the run is the one one process trains (docs/distributed.md §4). Allowed with "
+                  "--resume: a run resumes on any number of processes")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "none", "mpi", "nccl"}))
       ->group(common);
@@ -281,10 +301,8 @@ void add_train_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   cmd->callback([cmd, slots, dry, resume_options, dist_backend, &out, &err] {
     const TrainConfig c = config_from_flags(*slots);
     if (*dry) return run_train(*cmd, c, true, *resume_options, out, err);
-    // Training moves host values (flags, statistics) besides tensors: the mpi backend (docs/distributed.md §4).
-    if (*dist_backend == "nccl")
-      throw UsageError("--dist_backend nccl: rematch train runs on the mpi backend (auto or mpi)");
-    dist::Communicator& comm = dist::init_world(dist::choose_backend(*dist_backend, false));
+    // nccl moves the GPU tensors, and host values (flags, statistics) through MPI (docs/distributed.md §1).
+    dist::Communicator& comm = dist::init_world(dist::choose_backend(*dist_backend, trains_on_gpu(c)));
     // An error on one rank ends every rank (its message); SIGINT/SIGTERM on any rank stops every rank at the same
     // step after rank 0 saved the checkpoint (trainer.cpp), an ordinary end with the interrupted exit code.
     std::optional<Interrupted> stopped;

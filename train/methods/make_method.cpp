@@ -41,7 +41,7 @@ std::unique_ptr<Method> make_method(const TrainConfig& config, std::ostream& log
 NewRun train_new_run(TrainConfig config, std::ostream& log) {
   // Data and models first: a missing file fails before a run folder exists.
   std::unique_ptr<Method> method = make_method(config, log);
-  check_data_parallel(*method, config);
+  check_data_parallel(*method);
   // Under mpirun rank 0 makes and writes the folder (its clock names it); the others only read it.
   dist::Communicator& comm = dist::world();
   const bool writer = comm.rank() == 0;

@@ -324,7 +324,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
 
 TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, const ResumePlan* plan,
                           std::ostream& out) {
-  check_data_parallel(method, config);
+  check_data_parallel(method);
   FileSizeSignalIgnored writes_past_a_size_limit_fail;
   std::optional<Position> saved;
   for (const std::string& p : folder.removed_temporaries())
@@ -344,15 +344,12 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
   return run_training(method, config, folder, &plan, out);
 }
 
-void check_data_parallel(const Method& method, const TrainConfig& config) {
+void check_data_parallel(const Method& method) {
   const int world = dist::world().world_size();
   if (world == 1) return;
   REMATCH_CHECK(method.trains_data_parallel(), "--method ", method.name(), " does not train on several processes ",
                 "yet (mpirun started ", world, "; docs/distributed.md §4 lists the methods that do): run it in one ",
                 "process");
-  REMATCH_CHECK(config.device.device().is_cpu(), "--device ", config.device.spec(), ": training on several ",
-                "processes runs on the CPU only (one GPU per rank is not built yet, docs/distributed.md §4); use ",
-                "--device cpu or one process");
 }
 
 std::string results_markdown(const Method& method, const TrainConfig& c, const TrainOutcome& o) {

@@ -46,9 +46,8 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
                           std::ostream& out);
 
 // Under mpirun (a dist::world() of several ranks): refuses a method that does not train data-parallel
-// (Method::trains_data_parallel), naming it, and a GPU device (each rank would need its own GPU: not built).
-// run_training checks it first; train_new_run before the run folder.
-void check_data_parallel(const Method& method, const TrainConfig& config);
+// (Method::trains_data_parallel), naming it. run_training checks it first; train_new_run before the run folder.
+void check_data_parallel(const Method& method);
 
 // The notice the SIGINT/SIGTERM handler prints while a run trains.
 extern const char* const kInterruptNotice;
