@@ -11,6 +11,8 @@
 #   tools/mpi_bundle.sh prove [PROGRAM]  here: hides the system's Open MPI, PMIx, hwloc and libevent in a mount
 #                                        namespace (unshare -m, as root) and runs `mpirun -n 2 PROGRAM` (default
 #                                        build/tests/dist_mpi_collectives mpi cpu) with the bundle alone
+#   tools/mpi_bundle.sh isolate CMD...   here: CMD with them hidden the same way (e.g. tools/gpu_check.sh dist,
+#                                        to try the stage as the device runs it)
 #
 # What it holds (under openmpi/): bin/ orterun (mpirun, mpiexec), orted, ompi_info and the C/C++ wrappers
 # (opal_wrapper as mpicc/mpicxx, for a build there: tools/gpu_check.sh's fallback); lib/ libmpi, libopen-rte,
@@ -94,10 +96,12 @@ pack() {
     if ((keep)); then cp "$f" "$p/lib/openmpi3/"; else dropped+=("$(basename "$f" .so)"); fi
   done
   cp "$pmix_dir"/lib/pmix/pmix_mca_*.so "$p/lib/pmix/"
-  # Libraries: what the programs and kept plugins load, transitively, but the runtime.
+  # Libraries: libmpi and the C++ bindings' libmpi_cxx (what a program links), and what they, the programs
+  # and the kept plugins load, transitively, but the runtime.
+  cp -L "$syslib/libmpi.so.40" "$syslib/libmpi_cxx.so.40" "$p/lib/"
   local todo=("$p"/bin/orterun "$p"/bin/orted "$p"/bin/ompi_info "$p"/bin/opal_wrapper "$p"/lib/openmpi3/*.so
-              "$p"/lib/pmix/*.so "$ompi_lib/libmpi.so" "$ompi_lib/libmpi_cxx.so")
-  local -A seen=()
+              "$p"/lib/pmix/*.so "$p/lib/libmpi.so.40" "$p/lib/libmpi_cxx.so.40")
+  local -A seen=([libmpi.so.40]=1 [libmpi_cxx.so.40]=1)
   local path cache
   cache="$(ldconfig -p)"
   while ((${#todo[@]})); do
@@ -179,21 +183,14 @@ unpack() {
   echo "$dest/env.sh"
 }
 
-# The proof (here, as root): in a private mount namespace, every file and folder of the system's Open MPI,
-# PMIx, hwloc and libevent is covered (folders by an empty folder, files by /dev/null), then the bundle alone
-# runs PROGRAM on 2 ranks.
-prove() {
-  local archive="${MPI_BUNDLE:-$default_archive}" program=("$@")
-  ((${#program[@]})) || program=("$root/build/tests/dist_mpi_collectives" mpi cpu)
-  [[ "$(id -u)" == 0 ]] || { echo "error: prove needs root (unshare -m, mount --bind)" >&2; exit 1; }
-  local dir
-  dir="$(mktemp -d)"
-  MPI_BUNDLE="$archive" unpack "$dir" >/dev/null
-  echo "bundle: $archive ($(du -b "$archive" | cut -f1) bytes), unpacked into $dir: $(du -sb "$dir/openmpi" | cut -f1) bytes"
-  unshare -m bash -s "$dir" "${program[@]}" <<'EOF'
+# COMMAND with the system's Open MPI, PMIx, hwloc and libevent hidden (here, as root): a private mount namespace
+# (unshare -m) in which each of their folders is covered by an empty folder and each file by /dev/null, so
+# anything that still reaches for them fails loudly ("file too short", "Permission denied").
+isolate() {
+  [[ "$(id -u)" == 0 ]] || { echo "error: needs root (unshare -m, mount --bind)" >&2; exit 1; }
+  # shellcheck disable=SC2016  # expanded by the inner shell
+  unshare -m bash -c '
 set -euo pipefail
-dir="$1"
-shift
 mount --make-rprivate /
 empty="$(mktemp -d)"
 hidden=0
@@ -206,13 +203,24 @@ for f in /usr/bin/{mpirun,mpiexec,orterun,orted,ompi_info,opal_wrapper,mpicc,mpi
   [[ -e "$f" && ! -L "$f" && ! -d "$f" ]] || continue
   mount --bind /dev/null "$f" && hidden=$((hidden + 1))
 done
-echo "hidden: $hidden system files and folders of Open MPI, PMIx, hwloc and libevent"
-env -i PATH=/usr/bin:/bin HOME="$HOME" bash -c '
-  echo "without the bundle: mpirun --version: $(mpirun --version 2>&1 | head -n 1)"
-  echo "without the bundle: $1: $("$1" 2>&1 | head -n 1)"
-' _ "$1"
-env -i PATH=/usr/bin:/bin HOME="$HOME" bash -c '
+echo "hidden: $hidden system files and folders of Open MPI, PMIx, hwloc and libevent" >&2
+exec "$@"' _ "$@"
+}
+
+# The proof (here, as root): with the system's Open MPI hidden (isolate), the bundle alone runs PROGRAM on 2
+# ranks.
+prove() {
+  local archive="${MPI_BUNDLE:-$default_archive}" program=("$@")
+  ((${#program[@]})) || program=("$root/build/tests/dist_mpi_collectives" mpi cpu)
+  local dir
+  dir="$(mktemp -d)"
+  MPI_BUNDLE="$archive" unpack "$dir" >/dev/null
+  echo "bundle: $archive ($(du -b "$archive" | cut -f1) bytes), unpacked into $dir: $(du -sb "$dir/openmpi" | cut -f1) bytes"
+  # shellcheck disable=SC2016  # expanded by the inner shell
+  isolate env -i PATH=/usr/bin:/bin HOME="$HOME" bash -c '
   set -euo pipefail
+  echo "without the bundle: mpirun --version: $(mpirun --version 2>&1 | head -n 1)"
+  echo "without the bundle: $2: $("$2" 2>&1 | head -n 1)"
   . "$1/env.sh"
   shift
   echo "with the bundle: mpirun is $(command -v mpirun): $(mpirun --version | head -n 1)"
@@ -222,8 +230,7 @@ env -i PATH=/usr/bin:/bin HOME="$HOME" bash -c '
   t1=$(date +%s.%N)
   cat /tmp/mpi_bundle_prove.out
   echo "mpirun -n 2 $*: exit 0 in $(echo "$t1 - $t0" | bc) s, $(grep -ciE "warn|error|unable|not found" /tmp/mpi_bundle_prove.out || true) lines with warn/error/unable/not found"
-' _ "$dir" "$@"
-EOF
+' _ "$dir" "${program[@]}"
   rm -rf "$dir"
 }
 
@@ -231,8 +238,9 @@ case "${1:-}" in
   pack) pack "${2:-}" ;;
   unpack) unpack "${2:?usage: tools/mpi_bundle.sh unpack DEST}" ;;
   prove) shift; prove "$@" ;;
+  isolate) shift; isolate "$@" ;;
   *)
-    echo "usage: tools/mpi_bundle.sh pack [ARCHIVE] | unpack DEST | prove [PROGRAM ARGS...]" >&2
+    echo "usage: tools/mpi_bundle.sh pack [ARCHIVE] | unpack DEST | prove [PROGRAM ARGS...] | isolate COMMAND..." >&2
     exit 2
     ;;
 esac
