@@ -176,7 +176,9 @@ unpack() {
   dest="$(cd "$1" && pwd)"
   if [[ ! -f "$dest/.unpacked" || "$(cat "$dest/.unpacked")" != "$(stat -c %Y:%s "$archive")" ]]; then
     rm -rf "$dest/openmpi"
-    tar -xJf "$archive" -C "$dest"
+    # Python's tarfile where tar cannot run xz (the image may lack xz-utils).
+    tar -xJf "$archive" -C "$dest" 2>/dev/null ||
+      "${PYTHON:-python3}" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$archive" "$dest"
     stat -c %Y:%s "$archive" >"$dest/.unpacked"
   fi
   write_env "$dest"
