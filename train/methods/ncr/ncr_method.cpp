@@ -343,9 +343,8 @@ StepResult NcrMethod::train_step(int64_t epoch, int64_t step) {
 EvalResult NcrMethod::validate() {
   // `co_train.py: validate`: rSum of (S_A + S_B)/2 on the dev subset selects the model.
   const data::PrecompDataset& dev = *data_.dev;
-  const eval::BlockSize block{common_.eval_batch, common_.eval_batch};
-  const Tensor sa = eval::score_precomp_split({model_.get()}, dev, block);
-  const Tensor sb = eval::score_precomp_split({model_b_.get()}, dev, block);
+  const Tensor sa = split_scores(dev);  // sharded under mpirun (docs/distributed.md §4.1, 11)
+  const Tensor sb = split_scores(dev, model_b_.get());
   model_->train();
   model_b_->train();
   const int64_t cpi = dev.captions_per_image();
@@ -360,9 +359,8 @@ EvalResult NcrMethod::validate() {
 EvalResult NcrMethod::test() {
   // `evaluation.py: evalrank`: the average of A's and B's matrices; A and B alone as well.
   const data::PrecompDataset& t = *data_.test;
-  const eval::BlockSize block{common_.eval_batch, common_.eval_batch};
-  const Tensor sa = eval::score_precomp_split({model_.get()}, t, block);
-  const Tensor sb = eval::score_precomp_split({model_b_.get()}, t, block);
+  const Tensor sa = split_scores(t);  // sharded under mpirun (docs/distributed.md §4.1, 11)
+  const Tensor sb = split_scores(t, model_b_.get());
   model_->train();
   model_b_->train();
   EvalResult r = test_result(mul(add(sa, sb), 0.5), t.captions_per_image(), common_);

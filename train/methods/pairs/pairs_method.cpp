@@ -173,14 +173,15 @@ StepResult PairsMethod::train_step(int64_t epoch, int64_t step) {
   return r;
 }
 
-Tensor PairsMethod::split_scores(const data::PrecompDataset& split) {
+Tensor PairsMethod::split_scores(const data::PrecompDataset& split, models::SgrafModel* m) {
+  if (m == nullptr) m = model_.get();
   const eval::BlockSize block{common_.eval_batch, common_.eval_batch};
-  if (comm_.world_size() == 1) return eval::score_precomp_split({model_.get()}, split, block);
+  if (comm_.world_size() == 1) return eval::score_precomp_split({m}, split, block);
   const int64_t n_img = split.num_captions() / split.captions_per_image();
   const dist::RowRange rows = dist::block_rows(n_img, block.images, comm_.rank(), comm_.world_size());
-  model_->eval();  // as score_precomp_rows leaves it, on a rank without rows too
+  m->eval();  // as score_precomp_rows leaves it, on a rank without rows too
   const Tensor mine = rows.begin < rows.end
-                          ? eval::score_precomp_rows({model_.get()}, split, rows.begin, rows.end, block)
+                          ? eval::score_precomp_rows({m}, split, rows.begin, rows.end, block)
                           : zeros({0, split.num_captions()}, DType::Float32);
   return comm_.all_gather(mine);
 }

@@ -84,8 +84,8 @@ class PairsMethod : public Method {
   std::vector<std::vector<int64_t>> all_pairs_plan(int64_t epoch) const;
   // The [images, captions] score matrix of a split in eval mode. Under mpirun each rank scores its whole blocks of
   // image rows (dist::block_rows) and the rows are gathered as they are: one process's matrix byte for byte, as
-  // `rematch score` shards it (docs/distributed.md §3).
-  Tensor split_scores(const data::PrecompDataset& split);
+  // `rematch score` shards it (docs/distributed.md §3). Of `m` (NCR's second net), the retrieval model by default.
+  Tensor split_scores(const data::PrecompDataset& split, models::SgrafModel* m = nullptr);
   // Evaluation of a split: rSum and the six recalls.
   EvalResult evaluate(const data::PrecompDataset& split, const std::string& label);
 
