@@ -9,7 +9,9 @@
 #            against the official per-caption loop (time, peak GPU memory; bench/run_sgraf_step.sh), scoring
 #            1,000 images × 5,000 captions with SGR through `rematch score --device cuda` against the official
 #            encode + shard_attn_scores (bench/run_score.sh), and the fused Sinkhorn on 129×129 at B = 1, 128,
-#            1024 against PyTorch eager (CASES=batch bench/run_sinkhorn_cuda.sh)
+#            1024 against PyTorch eager (CASES=batch bench/run_sinkhorn_cuda.sh); then (its second call) the
+#            data-parallel check of issue 25 (dist: mpirun from tools/mpi_bundle.sh, 2 ranks --dist_backend mpi
+#            and 1 rank --dist_backend nccl against one process on the GPU; tests/dist/data_parallel_gpu.sh)
 #   slice 2  the op benchmarks (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN;
 #            bench/run_cuda.sh), the large OT problems against their bound (CASES=large
 #            bench/run_sinkhorn_cuda.sh), one run per method at full size (pairs/s, CPU = GPU first losses;
@@ -26,7 +28,8 @@
 # replace them (the `est` table) with the seconds column of summary.md. With the prebuilt binaries, as
 # estimated (machine start 60-120 s, each call's transfer ~15 s):
 #   slice 1  call 1 (BUDGET=395, timeout_s=420): build 15 + tests 120 + step 120 + score 90 + sinkhorn 45 s:
-#            ~7.7 minutes of device time with the start, 9.2 at most; call 2 only for what call 1 left
+#            ~7.7 minutes of device time with the start, 9.2 at most; call 2 (at once, warm): dist 75 s and
+#            what call 1 left: ~9.5 minutes in all
 #   slice 2  call 1: build, ops 120, sinkhorn-large 90, methods (~200, cut to what is left); call 2
 #            (BUDGET=<left - 75>): large 90, then the demo in the rest (~245 s): ~14.5 minutes in all
 #   slice 3  call 1: memcheck, suite by suite, to its budget; call 2: memcheck's rest, racecheck, then the
@@ -47,12 +50,25 @@
 # prebuilt.tar.xz, 20.9 MB for 65 files, 269 MB unpacked (each binary carries the same ~19 MB of device code,
 # which one solid xz stream with a 192 MiB dictionary stores once). A call then carries 52.6 MB of the 64 MiB
 # allowed: the working tree 5.4 MB, build-gpu-deps 26.3 MB (kept for the fallback), build-gpu-pre 20.9 MB.
+# With the MPI and NCCL backends (below; 2026-11-26, commit 09c5dfd): prebuilt.tar.xz 23.1 MB for 74 files
+# (dist_mpi_collectives, Open MPI's libraries), 300 MB unpacked, packed in 86 s; build-gpu-deps 29.1 MB with the
+# Open MPI bundle (2.7 MB); a call carries 58.7 MB (56 MiB of 64): tree 6.6, build-gpu-deps 29.1, build-gpu-pre
+# 23.1. Turning MPI and NCCL on changes the compile command of 166 of the 332 compiled files (rematch_train 91,
+# train_tests 67, rematch_dist 6, the CLI's main and dist_mpi_collectives: every file of a target that links
+# rematch_dist gets Open MPI's include folders and REMATCH_WITH_MPI/NCCL), so ccache misses them once: 852 of
+# the 1456 s of compile steps (2 jobs, nice, load 2-5); the library's files and every CUDA file keep their
+# command (ccache hits). That switch, with the sources changed since the last prebuild: 731 s of wall time
+# (875 s CPU) with 2 jobs; after it, --prebuild costs what it did (~3 minutes warm, mostly xz).
 # There, unpacking and the check take ~2 s (measured here; ~15 s counted with the larger transfer).
 # So the slices use the prebuilt binaries: ~2 minutes of every slice's 15 go to measurements instead.
 #
 # Prebuilt binaries (`tools/gpu_check.sh --prebuild`, here, right before the first call: the device gets the
 # working tree as it is then). They are built in build-gpu/ here (the name the device uses), CUDA on, sm_90,
-# Release, -march=x86-64-v3 instead of -march=native (the device's CPU is another), RPATH $ORIGIN/lib and
+# Release, the MPI and NCCL backends on (libmpi and its libraries go into lib/, so the binaries start without
+# the bundle and train as one process without mpirun, which --prebuild checks; NCCL is dlopen'ed at run time
+# from LD_LIBRARY_PATH, which the dist stage points at the pip package nvidia-nccl-cu13 of the machine's
+# Python; mpirun comes from build-gpu-deps/openmpi-bundle.tar.xz, tools/mpi_bundle.sh, packed by --prebuild
+# when missing), -march=x86-64-v3 instead of -march=native (the device's CPU is another), RPATH $ORIGIN/lib and
 # $ORIGIN/../lib (DT_RPATH, so the libraries' own dependencies are found there too), stripped; lib/ holds every
 # library they load but the C/C++ runtime (glibc, libstdc++, libgcc_s), the NVIDIA driver and cuBLAS (opened
 # at first use from the machine's CUDA: tensor/cuda/cublas_api.h). build-gpu-pre/manifest.txt records the
@@ -74,14 +90,26 @@
 #   tools/gpu_check.sh STAGE...                there: these stages, in this order
 #
 # Stages (each needs the build; the targets it needs are built):
-#   build           the prebuilt binaries, or configure build-gpu (CUDA on, sm_90, Release, no Python module, no
-#                   MPI/NCCL backends) and build the targets of the stages asked for; resumes where a call stopped
+#   build           the prebuilt binaries, or configure build-gpu (CUDA on, sm_90, Release, no Python module; MPI
+#                   when the Open MPI bundle came along, NCCL when the machine's Python package has nccl.h) and
+#                   build the targets of the stages asked for; resumes where a call stopped
 #   tests           the GPU tests (ctest -R 'Cuda|CUDA', the suites ending in "Large" left out), 16 in parallel
 #   step            SGR and SAF training step, full size, vs the official per-caption loop and its batched
 #                   variant: time and peak GPU memory (DEVICE=cuda bench/run_sgraf_step.sh)
 #   score           `rematch score --device cuda`, 1,000 × 5,000, vs the official encode + shard_attn_scores
 #                   (DEVICE=cuda bench/run_score.sh)
 #   sinkhorn        fused Sinkhorn 129×129, B = 1, 128, 1024, vs PyTorch eager (CASES=batch run_sinkhorn_cuda.sh)
+#   dist            data-parallel training under mpirun (issue 25; tests/dist/data_parallel_gpu.sh): Open MPI from
+#                   build-gpu-deps/openmpi-bundle.tar.xz (tools/mpi_bundle.sh; unpacked into build-gpu/openmpi,
+#                   restricted to one node's shared memory), libnccl.so.2 from the machine's Python package
+#                   (nvidia-nccl-cu13) on LD_LIBRARY_PATH; dist_mpi_collectives mpi cuda on 2 ranks (one GPU
+#                   shared, tensors staged through host memory) and nccl cuda on 1 rank; training compared
+#                   record by record (metrics.jsonl) with one process --device cuda: 2 ranks --dist_backend mpi
+#                   and 1 rank --dist_backend nccl, triplet/SGR and l2rm/SAF (triplet/SAF, l2rm/SGR,
+#                   infonce/SGR when time is left), the max relative difference per case against a tolerance
+#                   (2e-5, l2rm 2e-4: the CPU test's, until the first GPU run calibrates them); 2 CPU ranks as
+#                   the control. dist.json, dist.log. Without a GPU the GPU cases are reported skipped ("no GPU
+#                   listed by nvidia-smi") and only the control runs
 #   ops             elementwise bandwidth, row softmax, kernels::matmul vs cuBLAS, Bi-GRU vs cuDNN
 #                   (bench/run_cuda.sh)
 #   sinkhorn-large  43,000×11, 32,000×201, 32,768² per sweep vs their bound (CASES=large run_sinkhorn_cuda.sh)
@@ -115,7 +143,8 @@
 #
 # Output: the stage logs (build.log with the configure step; tests.log with the tests, large and cpu-tests
 # stages; memcheck.log, racecheck.log; one <runner>.log per measurement), the measurements (sgraf_step.json,
-# score.json, sinkhorn_cuda_batch.json, bench.json, sinkhorn_cuda_large.json, methods.json, demo.json) and the
+# score.json, sinkhorn_cuda_batch.json, bench.json, sinkhorn_cuda_large.json, methods.json, demo.json, dist.json
+# with dist.log) and the
 # summary (summary.md, summary.json: every stage's result, earlier calls' too, and every runner's checks,
 # value >= target) are written to build-gpu/check, emptied when a call starts. With $OUT set (the device
 # tool's output folder, which brings back at most 8 files) the call ends by copying summary.md and
@@ -133,19 +162,21 @@ jobs="${JOBS:-16}"
 budget="${BUDGET:-395}"
 python="${PYTHON:-python3}"
 prebuilt_dir="$root/build-gpu-pre"
+mpi_bundle="$root/build-gpu-deps/openmpi-bundle.tar.xz"  # tools/mpi_bundle.sh pack (tools/gpu_deps.sh fetch)
 start=$SECONDS
 
 # Seconds each stage is expected to take there (est; for --plan: estimates until a GPU run replaces them) and
 # the least it needs to be worth starting (need; what earlier stages of a call leave to it).
-declare -A est=([build]=15 [tests]=120 [step]=120 [score]=90 [sinkhorn]=45 [ops]=120 [sinkhorn-large]=90
-                [methods]=200 [large]=90 [demo]=150 [memcheck]=420 [racecheck]=420 [cpu-tests]=150)
-declare -A need=([build]=0 [tests]=60 [step]=90 [score]=75 [sinkhorn]=40 [ops]=90 [sinkhorn-large]=60
+declare -A est=([build]=15 [tests]=120 [step]=120 [score]=90 [sinkhorn]=45 [dist]=75 [ops]=120
+                [sinkhorn-large]=90 [methods]=200 [large]=90 [demo]=150 [memcheck]=420 [racecheck]=420
+                [cpu-tests]=150)
+declare -A need=([build]=0 [tests]=60 [step]=90 [score]=75 [sinkhorn]=40 [dist]=45 [ops]=90 [sinkhorn-large]=60
                  [methods]=120 [large]=60 [demo]=60 [memcheck]=60 [racecheck]=60 [cpu-tests]=90)
 build_there_est=150  # the build stage when it builds there (16 jobs; see the header)
-all_stages=(build tests step score sinkhorn ops sinkhorn-large methods large demo memcheck racecheck cpu-tests)
-declare -A slice_stages=([1]="build tests step score sinkhorn" [2]="build ops sinkhorn-large methods large demo"
+all_stages=(build tests step score sinkhorn dist ops sinkhorn-large methods large demo memcheck racecheck cpu-tests)
+declare -A slice_stages=([1]="build tests step score sinkhorn dist" [2]="build ops sinkhorn-large methods large demo"
                          [3]="build memcheck racecheck")
-declare -A slice_title=([1]="build, the GPU tests and the three headline measurements"
+declare -A slice_title=([1]="build, the GPU tests, the three headline measurements and the data-parallel check"
                         [2]="op benchmarks, large OT problems, every method at full size, Large suites, GPU demo"
                         [3]="compute-sanitizer memcheck and racecheck over the GPU tests, then re-measurements")
 
@@ -155,12 +186,15 @@ declare -A stage_targets=([tests]="$test_targets" [large]="$test_targets" [memch
                           [racecheck]="$test_targets" [cpu-tests]="$test_targets rematch_cli"
                           [step]="sgraf_step_bench" [score]="rematch_cli" [sinkhorn]="sinkhorn_cuda_bench"
                           [ops]="cuda_ops_bench cuda_gru_bench" [sinkhorn-large]="sinkhorn_cuda_bench"
-                          [methods]="rematch_cli" [demo]="rematch_cli")
-prebuilt_targets="rematch_cli $test_targets sgraf_step_bench sinkhorn_cuda_bench cuda_ops_bench cuda_gru_bench"
-# The configuration of both builds, here and there: no Python module, and no multi-process backends (MPI,
-# NCCL: one GPU, and their libraries would have to travel too).
-device_cmake_args=(-DREMATCH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DREMATCH_PYTHON=OFF
-                   -DREMATCH_MPI=OFF -DREMATCH_NCCL=OFF)
+                          [methods]="rematch_cli" [demo]="rematch_cli" [dist]="rematch_cli dist_mpi_collectives")
+prebuilt_targets="rematch_cli $test_targets sgraf_step_bench sinkhorn_cuda_bench cuda_ops_bench cuda_gru_bench
+                  dist_mpi_collectives"
+# The configuration of both builds, here and there: no Python module. The multi-process backends: here MPI
+# (Debian's Open MPI, whose libraries go into lib/ like the others; mpirun comes from tools/mpi_bundle.sh) and
+# NCCL (dlopen'ed at run time: nothing of it travels) are on; there (the fallback) MPI when the bundle came
+# along, NCCL when the machine's Python has NCCL's headers and library (dist_args_there).
+device_cmake_args=(-DREMATCH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DREMATCH_PYTHON=OFF)
+prebuild_dist_args=(-DREMATCH_MPI=ON -DREMATCH_NCCL=ON)
 
 # Test selection, by ctest name (Suite.Test) and by gtest filter.
 gpu_regex='Cuda|CUDA'
@@ -223,7 +257,10 @@ print_plan() {
   case "$n" in
     1) echo "  Stages: build, tests (the GPU tests), step (SGR and SAF full-size training step vs the official"
        echo "  per-caption loop: time, peak memory), score (rematch score --device cuda, 1,000 x 5,000, vs the official"
-       echo "  encode + shard_attn_scores), sinkhorn (fused Sinkhorn 129x129 at B = 1, 128, 1024 vs PyTorch eager)." ;;
+       echo "  encode + shard_attn_scores), sinkhorn (fused Sinkhorn 129x129 at B = 1, 128, 1024 vs PyTorch eager),"
+       echo "  dist (issue 25: mpirun from build-gpu-deps/openmpi-bundle.tar.xz; collectives mpi cuda on 2 ranks, nccl"
+       echo "  cuda on 1; triplet/SGR and l2rm/SAF: 2 ranks --dist_backend mpi and 1 rank nccl vs one process on the"
+       echo "  GPU, every metrics record, max relative difference per case; 2 CPU ranks as the control; dist.json)." ;;
     2) echo "  Stages: build, ops (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN), sinkhorn-large"
        echo "  (large OT problems vs their bound), methods (one run per method at full size), large (the Large"
        echo "  suites), demo (the GPU demo until its time is up: speed and projected time; then retune its GPU size)." ;;
@@ -231,7 +268,8 @@ print_plan() {
        echo "  name those stages after --slice 3 (e.g. --slice 3 step ops) and they run once the sanitizers are done." ;;
   esac
   echo "  Here first, no device time: status (can_start_another true); tools/gpu_deps.sh fetch once (26 MB,"
-  echo "  build-gpu-deps/, for the fallback build); tools/gpu_check.sh --prebuild (build-gpu-pre/, see the header)."
+  echo "  build-gpu-deps/, for the fallback build, and the Open MPI bundle, 2.7 MB, for dist); tools/gpu_check.sh"
+  echo "  --prebuild (build-gpu-pre/, with the MPI and NCCL backends, see the header)."
   IFS='|' read -r first second t <<<"$(plan_split "${est[build]}" "$b1" "${stages[@]}")"
   echo "  Call 1: run(command=\"BUDGET=$b1 tools/gpu_check.sh --slice $n\", carry=$carry_json, timeout_s=$t1)"
   echo "          machine start 60-120 s, then $(plan_stage_line "${est[build]}" "${stages[@]}")"
@@ -246,7 +284,8 @@ print_plan() {
   echo "          expected L ~ 420: BUDGET=345, timeout_s=375; at worst L ~ 330: BUDGET=255, timeout_s=285."
   echo "          It skips what call 1 finished (build-gpu/slice-done/) and runs the rest${second:+ ($second)}."
   case "$n" in
-    1) echo "          When call 1 finished everything: skip call 2 (give_back)." ;;
+    1) echo "          It runs dist (~${est[dist]} s, at least ${need[dist]}) after what call 1 left; when call 1 finished"
+       echo "          everything, dist too (stages faster than their estimates): skip call 2 (give_back)." ;;
     2) echo "          The demo gets what is left (~$((420 - 75 - 10 - est[large])) s with L = 420, at least ${need[demo]}): its speed and projection." ;;
     3) echo "          memcheck and racecheck go on where call 1 stopped, then the re-measured stages." ;;
   esac
@@ -267,10 +306,15 @@ prebuild() {
   local dir="$root/build-gpu" jobs_here="${PREBUILD_JOBS:-$(nproc)}"
   local launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-  say "configure $dir (CUDA on, sm_90, Release, -march=x86-64-v3, RPATH \$ORIGIN/lib)"
+  # Open MPI for the dist stage's mpirun there (build-gpu-deps/, carried), when it is not packed yet.
+  if [[ ! -f "$mpi_bundle" ]]; then
+    say "pack Open MPI into $mpi_bundle (tools/mpi_bundle.sh)"
+    "$root/tools/mpi_bundle.sh" pack "$mpi_bundle" || return 1
+  fi
+  say "configure $dir (CUDA on, sm_90, Release, MPI and NCCL backends, -march=x86-64-v3, RPATH \$ORIGIN/lib)"
   mkdir -p "$dir"
   # shellcheck disable=SC2016  # $ORIGIN is for the loader, literally
-  cmake -S "$root" -B "$dir" -G Ninja "${device_cmake_args[@]}" -DREMATCH_NATIVE=OFF \
+  cmake -S "$root" -B "$dir" -G Ninja "${device_cmake_args[@]}" "${prebuild_dist_args[@]}" -DREMATCH_NATIVE=OFF \
     -DCMAKE_CXX_FLAGS=-march=x86-64-v3 "${launcher[@]}" \
     -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON '-DCMAKE_BUILD_RPATH=$ORIGIN/lib;$ORIGIN/../lib' \
     -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags >"$dir/configure.log" 2>&1 ||
@@ -285,7 +329,7 @@ prebuild() {
   mkdir -p "$stage/tests" "$stage/bench" "$stage/lib"
   local f
   strip -o "$stage/rematch" "$dir/rematch"
-  for f in $test_targets; do strip -o "$stage/tests/$f" "$dir/tests/$f"; done
+  for f in $test_targets dist_mpi_collectives; do strip -o "$stage/tests/$f" "$dir/tests/$f"; done
   for f in sgraf_step_bench sinkhorn_cuda_bench cuda_ops_bench cuda_gru_bench; do
     strip -o "$stage/bench/$f" "$dir/bench/$f"
   done
@@ -299,6 +343,60 @@ prebuild() {
     grep -vE '/(ld-linux[^/]*|libc|libm|libdl|libpthread|librt|libresolv|libutil|libstdc\+\+|libgcc_s|libcuda|libcublas[^/]*)\.so')"
   for f in $libs; do cp -L "$f" "$stage/lib/$(basename "$f")"; done
   strip --strip-unneeded "$stage"/lib/*.so* 2>/dev/null
+  # A library's own run path would send the loader back to this machine's folders for its dependencies, before
+  # the binaries' RPATH (Debian's libmpi and libopen-rte have RUNPATH /usr/lib/x86_64-linux-gnu/openmpi/lib,
+  # where the device has nothing: rematch would not start there): each becomes $ORIGIN, in place.
+  "$python" - "$stage"/lib/*.so* <<'PYEOF' || { echo "error: could not rewrite the libraries' run paths" >&2; return 1; }
+import struct, sys
+
+def set_origin(path):
+    """DT_RPATH/DT_RUNPATH strings of an ELF64 little-endian file rewritten in place to $ORIGIN (NUL-padded: the
+    string table keeps its size). Returns the old values."""
+    data = bytearray(open(path, "rb").read())
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return []
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    loads, dyn = [], None
+    for i in range(phnum):
+        p_type, _, p_offset, p_vaddr, _, p_filesz, _, _ = struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize)
+        if p_type == 1:
+            loads.append((p_vaddr, p_offset, p_filesz))
+        elif p_type == 2:
+            dyn = (p_offset, p_filesz)
+    if dyn is None:
+        return []
+    def off(vaddr):
+        for v, o, n in loads:
+            if v <= vaddr < v + n:
+                return vaddr - v + o
+        raise ValueError(f"{path}: address {vaddr:#x} is in no PT_LOAD segment")
+    entries, strtab = [], None
+    for i in range(dyn[1] // 16):
+        tag, val = struct.unpack_from("<qQ", data, dyn[0] + i * 16)
+        if tag == 0:
+            break
+        if tag == 5:
+            strtab = val
+        elif tag in (15, 29):  # DT_RPATH, DT_RUNPATH
+            entries.append(val)
+    old = []
+    for e in entries:
+        start = off(strtab) + e
+        end = data.index(0, start)
+        old.append(data[start:end].decode())
+        if end - start < len(b"$ORIGIN"):
+            raise ValueError(f"{path}: its run path {old[-1]!r} is shorter than $ORIGIN")
+        data[start:end] = b"$ORIGIN" + b"\0" * (end - start - len(b"$ORIGIN"))
+    if old:
+        open(path, "wb").write(data)
+    return old
+
+for p in sys.argv[1:]:
+    o = set_origin(p)
+    if o:
+        print(f"{p.rsplit('/', 1)[-1]}: run path {', '.join(o)} -> $ORIGIN")
+PYEOF
   # Every library but those left out now resolves into lib/ (the RPATH), and the binaries start.
   local stray
   stray="$(cd "$stage" && find . -type f -perm -u+x -exec ldd {} \; 2>/dev/null |
@@ -312,6 +410,21 @@ prebuild() {
     echo "error: the staged binaries do not start here" >&2
     return 1
   fi
+  # Built with MPI, rematch still trains as one process without mpirun (a world of one: MPI is not started).
+  local try
+  try="$(mktemp -d)"
+  if ! (cd "$try" && env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_SIZE "$stage/rematch" synth --kind pairs \
+          --out d --images 8 --dev_images 4 --test_images 4 --regions 4 --feature_dim 8 >/dev/null &&
+        "$stage/rematch" train --method triplet --module_name SGR --num_epochs 1 --data_path d --batch_size 4 \
+          --preset f30k --data_name synth_precomp --embed_size 8 --word_dim 8 --sim_dim 8 --progress none \
+          --no_plots --run_dir run >train.log 2>&1); then
+    tail -n 5 "$try/train.log"
+    echo "error: the staged rematch does not train as one process without mpirun" >&2
+    rm -rf "$try"
+    return 1
+  fi
+  rm -rf "$try"
+  say "the staged rematch trains as one process without mpirun (MPI and NCCL built in, not started)"
   local unpacked_mb
   unpacked_mb="$(du -sm "$stage" | cut -f1)"
   mkdir -p "$prebuilt_dir"
@@ -331,7 +444,9 @@ prebuild() {
     echo "source_hash=$(source_hash)"
     echo "root=$root"
     echo "built=$(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n), $(ldd --version | head -n 1)"
-    echo "targets=$prebuilt_targets"
+    echo "targets=$(tr -s ' \n' ' ' <<<"$prebuilt_targets")"
+    echo "backends=mpi (Open MPI $(dpkg-query -W -f='${Version}' libopenmpi3 2>/dev/null), libmpi in lib/)," \
+      "nccl (dlopen'ed there from LD_LIBRARY_PATH)"
     echo "build_seconds=$build_s (with $jobs_here jobs, ccache $( ((${#launcher[@]})) && echo on || echo off))"
     echo "pack_seconds=$pack_s"
     echo "unpacked_mb=$unpacked_mb"
@@ -456,6 +571,75 @@ setup_deps() {
                   -DREMATCH_OPENBLAS_LIB="$lib/openblas-pthread/libopenblas.so")
 }
 
+# --- MPI and NCCL there ------------------------------------------------------------------------------------
+# The Open MPI bundle unpacked into $build_dir/openmpi (once per machine): sets mpi_env_file to its env.sh,
+# or returns 1 when the bundle did not come along or does not unpack (mpi_note says why).
+mpi_note=""
+mpi_env_file=""
+mpi_bundle_env() {
+  if [[ ! -f "$mpi_bundle" ]]; then
+    mpi_note="no $mpi_bundle (tools/mpi_bundle.sh pack here; carry build-gpu-deps)"
+    return 1
+  fi
+  if ! mpi_env_file="$(MPI_BUNDLE="$mpi_bundle" tools/mpi_bundle.sh unpack "$build_dir/openmpi" \
+                         2>"$out/mpi_bundle.log")"; then
+    mpi_note="could not unpack $mpi_bundle: $(head -n 1 "$out/mpi_bundle.log")"
+    return 1
+  fi
+  mpi_note="Open MPI from the bundle ($(head -n 1 "$build_dir/openmpi/openmpi/VERSION" | cut -d, -f1))"
+}
+
+# The folder holding libnccl.so.2 for the nccl backend's dlopen (dist/nccl_api.cpp): the pip package of the
+# machine's Python (nvidia-nccl-cu13: site-packages/nvidia/.../lib), else the CUDA root or the system. Empty
+# when there is none.
+nccl_lib_dir() {
+  local d
+  d="$("$python" - <<'PYEOF' 2>/dev/null
+import glob, os, site, sys
+roots = []
+try:
+    roots += site.getsitepackages()
+except AttributeError:
+    pass
+roots += [site.getusersitepackages()] + sys.path
+for r in roots:
+    for p in sorted(glob.glob(os.path.join(r, "nvidia", "**", "libnccl.so.2"), recursive=True)):
+        print(os.path.dirname(p))
+        sys.exit(0)
+PYEOF
+)"
+  if [[ -z "$d" ]]; then
+    for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/lib/x86_64-linux-gnu ""; do
+      [[ -z "$d" || -f "$d/libnccl.so.2" ]] && break
+    done
+  fi
+  echo "$d"
+}
+
+# The fallback build's backends (sets dist_args, mpi_env and dist_note): MPI from the bundle (its mpicxx on
+# PATH while configuring), NCCL with the headers and library of the pip package when they are there.
+dist_note=""
+dist_args_there() {
+  dist_args=(-DREMATCH_MPI=OFF -DREMATCH_NCCL=OFF)
+  if mpi_bundle_env; then
+    mpi_env="$mpi_env_file"
+    dist_args=(-DREMATCH_MPI=AUTO -DREMATCH_NCCL=AUTO)
+    dist_note="MPI: $mpi_note"
+    local lib inc
+    lib="$(nccl_lib_dir)"
+    inc="${lib%/lib}/include"
+    if [[ -n "$lib" && -f "$inc/nccl.h" ]]; then
+      dist_args+=(-DREMATCH_NCCL_INCLUDE="$inc" -DREMATCH_NCCL_LIB="$lib/libnccl.so.2")
+      dist_note+="; NCCL: $lib"
+    else
+      dist_note+="; NCCL: the CUDA root's, if any (no nccl.h beside ${lib:-a libnccl.so.2})"
+    fi
+  else
+    mpi_env=""
+    dist_note="no MPI/NCCL backends: $mpi_note"
+  fi
+}
+
 # --- build -------------------------------------------------------------------------------------------------
 # Removes what use_prebuilt unpacked (not the check folder, the stamps or the sanitizers' records).
 drop_prebuilt() {
@@ -535,9 +719,15 @@ stage_build() {
   if command -v ninja >/dev/null && [[ ! -f "$build_dir/CMakeCache.txt" || -f "$build_dir/build.ninja" ]]; then
     generator=(-G Ninja)
   fi
-  say "configure $build_dir (CUDA on, sm_90, Release)"
-  if ! cmake -S . -B "$build_dir" "${generator[@]}" "${device_cmake_args[@]}" "${cmake_dep_args[@]}" \
-      >"$out/build.log" 2>&1; then
+  local dist_args=() mpi_env=""
+  dist_args_there
+  say "configure $build_dir (CUDA on, sm_90, Release; ${dist_note})"
+  # With the bundle's environment (mpicxx on PATH for FindMPI), in a subshell: the stages after it get it only
+  # where they need it (dist).
+  # shellcheck disable=SC1090  # written by tools/mpi_bundle.sh unpack
+  if ! (if [[ -n "$mpi_env" ]]; then . "$mpi_env"; fi
+        cmake -S . -B "$build_dir" "${generator[@]}" "${device_cmake_args[@]}" "${dist_args[@]}" \
+          "${cmake_dep_args[@]}") >"$out/build.log" 2>&1; then
     tail -n 40 "$out/build.log"
     result[build]="configure failed (build.log)"
     return 1
@@ -763,6 +953,71 @@ stage_demo() {
     bench/run_methods_cuda.sh
 }
 
+# --- dist: data-parallel training on the GPU (issue 25) -----------------------------------------------------
+# mpirun from the Open MPI bundle (or the machine's own), libnccl.so.2 from the machine's Python package, then
+# tests/dist/data_parallel_gpu.sh: the collectives programs (mpi cuda on 2 ranks sharing the GPU, nccl cuda on
+# 1), and training runs compared record by record with one process --device cuda (2 ranks --dist_backend mpi,
+# 1 rank --dist_backend nccl; triplet/SGR and l2rm/SAF, more when time is left), 2 CPU ranks as the control;
+# dist.json and dist.log in the check folder. Without a GPU (nvidia-smi lists none) the GPU cases are reported
+# skipped, "no GPU", and the CPU control still runs.
+stage_dist() {
+  local limit
+  limit="$(stage_limit dist)"
+  if [[ ! -x "$build_dir/tests/dist_mpi_collectives" ]]; then
+    result[dist]="not run: the build has no MPI backend (no $build_dir/tests/dist_mpi_collectives; the build line"
+    result[dist]+=" says how it was made)"
+    return 1
+  fi
+  local mpirun_path="" how
+  if mpi_bundle_env; then
+    mpirun_path="$build_dir/openmpi/openmpi/bin/mpirun"
+    how="$mpi_note"
+  elif command -v mpirun >/dev/null; then
+    mpi_env_file=""
+    mpirun_path="$(command -v mpirun)"
+    how="the machine's mpirun ($mpi_note)"
+  else
+    result[dist]="not run: no mpirun: $mpi_note"
+    return 1
+  fi
+  local gpu=0 gpu_note="no GPU listed by nvidia-smi" nccl_dir
+  gpu_listed && gpu=1
+  nccl_dir="$(nccl_lib_dir)"
+  say "dist: $how; NCCL ${nccl_dir:-not found}; GPU cases $( ((gpu)) && echo on || echo "off ($gpu_note)")" \
+    "(at most $limit s)"
+  (
+    # shellcheck disable=SC1090  # written by tools/mpi_bundle.sh unpack
+    if [[ -n "$mpi_env_file" ]]; then . "$mpi_env_file"; fi
+    [[ -n "$nccl_dir" ]] && export LD_LIBRARY_PATH="$nccl_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    GPU=$gpu GPU_NOTE="$gpu_note" LIMIT=$((limit - 15)) PYTHON="$python" RUN_TIMEOUT=$((limit / 2)) \
+      timeout --kill-after=15 "$limit" tests/dist/data_parallel_gpu.sh "$build_dir/rematch" \
+      "$build_dir/tests/dist_mpi_collectives" "$mpirun_path" "$build_dir/dist_work" "$out/dist.json"
+  ) >"$out/dist.log" 2>&1
+  local rc=$?
+  cat "$out/dist.log"
+  local line
+  line="$(grep -E "^dist: [0-9]+ passed" "$out/dist.log" | tail -n 1)"
+  if ((rc == 124 || rc == 137)); then
+    stage_finished=0
+    result[dist]="stopped after $limit s${line:+; ${line#dist: }} (dist.log)"
+    return 1
+  fi
+  # The largest difference of each comparison that ran, for the summary line.
+  local worst
+  worst="$("$python" - "$out/dist.json" <<'PYEOF' 2>/dev/null
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = [c for c in d["cases"] if c["kind"] == "training" and c["max_rel_diff"] is not None]
+if t:
+    w = max(t, key=lambda c: c["max_rel_diff"] / c["tolerance"])
+    print(f"largest {w['max_rel_diff']:.3g} ({w['case']}, tolerance {w['tolerance']:g})")
+PYEOF
+)"
+  line="${line#dist: }"
+  result[dist]="${line:-no result line}${worst:+; $worst}; $how (dist.json, dist.log)"
+  ((rc == 0))
+}
+
 # --- summary -------------------------------------------------------------------------------------------------
 write_summary() {
   local s summary=("| stage | result | seconds |" "|---|---|---:|")
@@ -851,7 +1106,7 @@ usage: tools/gpu_check.sh --plan [1|2|3]          (here) what a slice runs and i
        tools/gpu_check.sh --prebuild              (here) build and pack the binaries into build-gpu-pre/
        tools/gpu_check.sh --slice 1|2|3 [STAGE...] (there) a slice, resuming what an earlier call left
        tools/gpu_check.sh STAGE...                 (there) these stages
-STAGE: build tests step score sinkhorn ops sinkhorn-large methods large demo memcheck racecheck cpu-tests,
+STAGE: build tests step score sinkhorn dist ops sinkhorn-large methods large demo memcheck racecheck cpu-tests,
        headline (step score sinkhorn), bench (ops sinkhorn sinkhorn-large), workloads (step score methods demo),
        all (every stage but racecheck)
 EOF
