@@ -164,9 +164,11 @@ collectives() {
 reference() {
   local dir="ref_$3_$1_$2" t0=$SECONDS
   [[ -f "$dir/metrics.jsonl" ]] && return 0
+  [[ -f "$dir.failed" ]] && return 1  # said once, by the first comparison that needed it
   # shellcheck disable=SC2046  # flags are words
   if ! run "$W/$dir.log" "$R" train $(flags "$1" "$2") "${model[@]}" --device "$3" --run_dir "$dir"; then
     row "$1/$2 one process ($3)" reference none "$3" 1 FAILED - - - - $((SECONDS - t0)) "$(why "$W/$dir.log")"
+    touch "$dir.failed"
     return 1
   fi
 }
