@@ -173,6 +173,9 @@ declare -A est=([build]=15 [tests]=120 [step]=120 [score]=90 [sinkhorn]=45 [dist
 declare -A need=([build]=0 [tests]=60 [step]=90 [score]=75 [sinkhorn]=40 [dist]=45 [ops]=90 [sinkhorn-large]=60
                  [methods]=120 [large]=60 [demo]=60 [memcheck]=60 [racecheck]=60 [cpu-tests]=90)
 build_there_est=150  # the build stage when it builds there (16 jobs; see the header)
+# Stages no earlier stage keeps time for: dist is slice 1's second call's, so call 1's stages keep the slack they
+# had without it; it runs in call 1 only when they left it its least.
+declare -A unreserved=([dist]=1)
 all_stages=(build tests step score sinkhorn dist ops sinkhorn-large methods large demo memcheck racecheck cpu-tests)
 declare -A slice_stages=([1]="build tests step score sinkhorn dist" [2]="build ops sinkhorn-large methods large demo"
                          [3]="build memcheck racecheck")
@@ -486,7 +489,8 @@ prebuilt_note=""
 
 # Seconds the current stage may use: what is left of the budget (less 10 s for the summary), less the least
 # time of the later stages of this call that would still fit once this one took its estimate (so a stage
-# running long leaves them their share, and none is held back for stages that cannot fit anyway); at least
+# running long leaves them their share, and none is held back for stages that cannot fit anyway, nor for the
+# unreserved ones); at least
 # its own least. The build, which everything needs, gets all that is left. Empty when not even its least is.
 stage_limit() {
   local left=$((budget - 10 - (SECONDS - start)))
@@ -494,7 +498,7 @@ stage_limit() {
   [[ "$1" == build ]] && { echo "$left"; return 0; }
   local later=0 s seen=0 room=$((left - est[$1]))
   for s in "${stages[@]}"; do
-    if ((seen)) && [[ -z "${earlier[$s]:-}" ]]; then
+    if ((seen)) && [[ -z "${earlier[$s]:-}" && -z "${unreserved[$s]:-}" ]]; then
       ((room >= need[$s])) || break
       later=$((later + need[$s]))
       room=$((room - need[$s]))
