@@ -34,7 +34,8 @@ Tensor rows_of(int r, int64_t n, int64_t width) {
 int check_collectives(const std::string& backend, const std::string& device) {
   dist::Communicator& c = dist::init_world(backend == "nccl" ? dist::Backend::Nccl : dist::Backend::Mpi);
   const int r = c.rank(), n = c.world_size();
-  const Device dev = device == "cuda" ? Device::cuda(c.local_rank()) : Device::cpu();
+  // The rank's GPU as rematch train takes it (dist::rank_device: two mpi ranks share a machine's one GPU).
+  const Device dev = device == "cuda" ? dist::rank_device(Device::cuda(), c) : Device::cpu();
   auto on = [&](const Tensor& t) { return kernels::to_device(t, dev); };  // results are read back by to_vector
   // all_gather: rank order, uneven rows.
   const Tensor g = c.all_gather(on(rows_of(r, r + 1, 3)));
@@ -94,6 +95,13 @@ int check_collectives(const std::string& backend, const std::string& device) {
   bool own_ok = gy.size() == ys.size() && whole.size(0) == int64_t(n) * (n + 1) / 2;
   for (size_t i = 0; own_ok && i < ys.size(); ++i) own_ok = gy[i] == 2 * ys[i];
   expect(own_ok, "all_gather_rows backward (own rows)", r);
+  // Host tensors beside the device's (a training step's flags and statistics): on the nccl backend they go
+  // through MPI; every backend returns them on the host.
+  const Tensor host_sum = c.all_reduce_sum(from_vector(std::vector<int64_t>{r + 1}, {1}));
+  const Tensor host_root = c.broadcast(from_vector(std::vector<int64_t>{r}, {1}), 0);
+  expect(host_sum.device().is_cpu() && host_sum.to_vector<int64_t>()[0] == int64_t(n) * (n + 1) / 2 &&
+             host_root.to_vector<int64_t>()[0] == 0 && c.all_gather(from_vector(std::vector<int64_t>{r}, {1})).numel() == n,
+         "host tensors", r);
   c.barrier();
   if (r == 0 && failures == 0)
     std::printf("%s collectives (%s tensors): all checks hold on %d ranks\n", backend.c_str(), device.c_str(), n);
