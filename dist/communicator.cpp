@@ -113,15 +113,16 @@ Backend choose_backend(const std::string& name, bool gpu, const std::string& fla
 
 Device rank_device(const Device& requested, const Communicator& comm, int gpus) {
   if (requested.is_cpu() || comm.world_size() == 1) return requested;
-  const int local = comm.local_rank();
   REMATCH_CHECK(gpus > 0, "--device ", requested.str(), ": rank ", comm.rank(), " of ", comm.world_size(),
                 " sees no CUDA device");
-  if (local < gpus) return Device::cuda(local);
-  REMATCH_CHECK(comm.backend() != Backend::Nccl, "--device ", requested.str(), " with the nccl backend: rank ",
-                comm.rank(), " is process ", local + 1, " of its machine, which has ", gpus,
-                " GPU(s); NCCL puts one process on each GPU: start at most ", gpus,
-                " processes per machine, or pass --dist_backend mpi to share GPUs");
-  return Device::cuda(local % gpus);
+  return Device::cuda(comm.local_rank() % gpus);
+}
+
+std::pair<int, int> ranks_sharing_a_gpu(const std::vector<std::string>& where) {
+  for (size_t a = 0; a < where.size(); ++a)
+    for (size_t b = a + 1; b < where.size(); ++b)
+      if (where[a] == where[b]) return {static_cast<int>(a), static_cast<int>(b)};
+  return {-1, -1};
 }
 
 Device rank_device(const Device& requested, const Communicator& comm) {

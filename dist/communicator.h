@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensor/device.h"
@@ -63,13 +64,18 @@ bool backend_available(Backend b);
 Backend choose_backend(const std::string& name, bool gpu, const std::string& flag = "--dist_backend");
 
 // The device a rank computes on when the command asked for `requested` (docs/distributed.md §1): the host as
-// asked; a GPU (`cuda` or `cuda:N`) in a world of several ranks: the GPU of the rank's local rank, so `mpirun -n 8`
-// on a node of 8 GPUs uses each once. More ranks on a machine than its `gpus`: the nccl backend refuses (NCCL
-// cannot put two ranks on one GPU); the mpi backend shares them (local rank modulo `gpus`), so two ranks can
-// train on one GPU. In a world of one, `requested` itself.
+// asked; a GPU (`cuda` or `cuda:N`) in a world of several ranks: the GPU of the rank's local rank among the `gpus`
+// it sees (local rank modulo `gpus`), so `mpirun -n 8` on a node of 8 GPUs uses each once, and a launcher that
+// shows each rank its own GPU only (CUDA_VISIBLE_DEVICES per rank) gives each rank that one. Ranks that end up
+// on one GPU share it on the mpi backend (two ranks can train on one GPU); the nccl backend refuses that when it
+// starts (NCCL puts one process on each GPU; ranks_sharing_a_gpu). In a world of one, `requested` itself.
 Device rank_device(const Device& requested, const Communicator& comm, int gpus);
 // The same with this machine's GPU count (cuda_device_count()).
 Device rank_device(const Device& requested, const Communicator& comm);
+
+// Given where each rank computes ("<machine> <GPU's PCI bus id>", one per rank in rank order), the first two ranks
+// on the same GPU of the same machine, or {-1, -1} when every rank has a GPU of its own.
+std::pair<int, int> ranks_sharing_a_gpu(const std::vector<std::string>& where);
 
 // Starts the process-wide communicator (once; MPI_Init for mpi and nccl) and returns it.
 Communicator& init_world(Backend b);

@@ -10,6 +10,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "dist/communicator.h"
 #include "dist/mpi_world.h"
@@ -45,10 +47,10 @@ class NcclCommunicator final : public Communicator {
         local_rank_(mpi_.local_rank) {
     int devices = 0;
     REMATCH_CUDA_CHECK(cudaGetDeviceCount(&devices));
-    REMATCH_CHECK(local_rank_ < devices, "nccl backend: rank ", rank_, " is process ", local_rank_ + 1,
-                  " of its machine but the machine has ", devices, " GPU(s): start at most one process per GPU, or ",
-                  "pass --dist_backend mpi to share GPUs");
-    REMATCH_CUDA_CHECK(cudaSetDevice(local_rank_));
+    REMATCH_CHECK(devices > 0, "nccl backend: rank ", rank_, " sees no CUDA device");
+    device_ = local_rank_ % devices;  // dist::rank_device's choice
+    REMATCH_CUDA_CHECK(cudaSetDevice(device_));
+    refuse_shared_gpus(devices);
     ncclUniqueId id;
     if (rank_ == 0) REMATCH_NCCL_CHECK(nccl().get_unique_id(&id));
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -129,17 +131,37 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
-  cudaStream_t stream() const { return cuda::stream(local_rank_); }
+  cudaStream_t stream() const { return cuda::stream(device_); }
   Tensor on_gpu(const Tensor& t, const char* op) const {
-    REMATCH_CHECK(t.device().is_cuda() && t.device().index == local_rank_, op, ": the nccl backend moves tensors on ",
-                  "cuda:", local_rank_, " (this rank's GPU), got ", t.describe());
+    REMATCH_CHECK(t.device().is_cuda() && t.device().index == device_, op, ": the nccl backend moves tensors on ",
+                  "cuda:", device_, " (this rank's GPU), got ", t.describe());
     return kernels::contiguous(t);
+  }
+  // NCCL puts one process on each GPU: two ranks on one GPU of one machine (more processes than the GPUs each
+  // sees) are refused here, every rank with the same message, before NCCL's own less telling error.
+  void refuse_shared_gpus(int devices) {
+    constexpr int kWhere = MPI_MAX_PROCESSOR_NAME + 32;
+    char mine[kWhere] = {};
+    int len = 0;
+    MPI_Get_processor_name(mine, &len);
+    char bus[32] = {};
+    REMATCH_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device_));
+    std::snprintf(mine + len, static_cast<size_t>(kWhere - len), " %s", bus);
+    std::vector<char> all(static_cast<size_t>(kWhere) * static_cast<size_t>(size_));
+    MPI_Allgather(mine, kWhere, MPI_CHAR, all.data(), kWhere, MPI_CHAR, MPI_COMM_WORLD);
+    std::vector<std::string> where;
+    for (int r = 0; r < size_; ++r) where.emplace_back(all.data() + static_cast<size_t>(r) * kWhere);
+    const auto [a, b] = ranks_sharing_a_gpu(where);
+    REMATCH_CHECK(a < 0, "nccl backend: ranks ", a, " and ", b, " are both on GPU ", where[static_cast<size_t>(a)],
+                  " (each rank sees ", devices, " GPU(s)); NCCL puts one process on each GPU: start at most one ",
+                  "process per GPU, or pass --dist_backend mpi to share GPUs");
   }
 
   MpiWorld mpi_;
   std::unique_ptr<Communicator> host_;  // the mpi backend, for host tensors
   ncclComm_t comm_ = nullptr;
   int rank_ = 0, size_ = 1, local_rank_ = 0;
+  int device_ = 0;  // this rank's GPU
 };
 
 }  // namespace

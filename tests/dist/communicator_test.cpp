@@ -114,12 +114,22 @@ TEST(RankDevice, EachRankTakesTheGpuOfItsLocalRank) {
   // Two nodes of 4 GPUs: rank 6 is the third process of the second node.
   EXPECT_EQ(rank_device(Device::cuda(), Placed(Backend::Nccl, 6, 8, 2), 4), Device::cuda(2));
   EXPECT_EQ(rank_device(Device::cuda(3), Placed(Backend::Nccl, 4, 8, 0), 4), Device::cuda(0));
-  // More processes than GPUs: shared on the mpi backend, refused on nccl with what to do.
+  // More processes than the GPUs a rank sees: local rank modulo the count. Two ranks on a machine's one GPU (the
+  // mpi backend shares it), or a launcher that shows each rank its own GPU only (each sees one: cuda:0).
   EXPECT_EQ(rank_device(Device::cuda(), Placed(Backend::Mpi, 1, 2, 1), 1), Device::cuda(0));
   EXPECT_EQ(rank_device(Device::cuda(), Placed(Backend::Mpi, 5, 6, 5), 2), Device::cuda(1));
-  EXPECT_THROWS_WITH(rank_device(Device::cuda(), Placed(Backend::Nccl, 1, 2, 1), 1), "rank 1", "process 2",
-                     "1 GPU(s)", "--dist_backend mpi");
+  EXPECT_EQ(rank_device(Device::cuda(), Placed(Backend::Nccl, 3, 4, 3), 1), Device::cuda(0));
   EXPECT_THROWS_WITH(rank_device(Device::cuda(), Placed(Backend::Mpi, 1, 2, 1), 0), "--device cuda:0", "no CUDA device");
+}
+
+TEST(RankDevice, RanksOnOneGpuOfOneMachineAreFound) {
+  // What the nccl backend refuses at its start: the same machine and PCI bus id.
+  EXPECT_EQ(ranks_sharing_a_gpu({"node1 0000:1B:00.0", "node1 0000:3D:00.0", "node2 0000:1B:00.0"}),
+            std::make_pair(-1, -1));
+  EXPECT_EQ(ranks_sharing_a_gpu({"node1 0000:1B:00.0", "node2 0000:1B:00.0", "node1 0000:3D:00.0",
+                                 "node2 0000:1B:00.0"}),
+            std::make_pair(1, 3));
+  EXPECT_EQ(ranks_sharing_a_gpu({"node1 0000:1B:00.0"}), std::make_pair(-1, -1));
 }
 
 }  // namespace
