@@ -20,6 +20,8 @@
 #   train triplet/SGR --device cpu, 2 ranks vs 1     the control on the trainer (CI's own case)
 #   collectives mpi cuda on 2 ranks                  CUDA tensors staged through host memory, one GPU shared
 #   collectives nccl cuda on 1 rank                  NCCL (libnccl.so.2 from LD_LIBRARY_PATH), id through MPI
+#   nccl on 2 ranks                                  one GPU: refused at the start, naming both ranks; 2 or more
+#                                                    GPUs: the collectives on 2 ranks
 #   train triplet/SGR, l2rm/SAF --device cuda:       2 ranks --dist_backend mpi vs 1 process --device cuda,
 #                                                    1 rank --dist_backend nccl vs the same one-process run
 #   optional (when LIMIT leaves time): triplet/SAF, l2rm/SGR, infonce/SGR the same two ways
@@ -130,6 +132,27 @@ sys.exit(1 if bad or worst > tol else 0)
 PYEOF
 }
 
+# nccl_pair: two nccl ranks. On a machine with 2 or more GPUs, the collectives on 2 ranks (NCCL between GPUs);
+# on one GPU, the refusal the nccl backend gives when two ranks would share it (dist::ranks_sharing_a_gpu),
+# within the run's time limit, naming both ranks.
+nccl_pair() {
+  local gpus t0=$SECONDS log="$W/collectives_nccl_2_ranks.log" rc
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  if ((gpus >= 2)); then
+    collectives "collectives nccl $dev 2 ranks" nccl "$dev" 2
+    return
+  fi
+  run "$log" "${mpirun[@]}" -n 2 "$COLL" nccl "$dev"
+  rc=$?
+  if ((rc != 0 && rc != 124 && rc != 137)) && grep -q "ranks 0 and 1 are both on GPU" "$log"; then
+    row "nccl 2 ranks on 1 GPU refused" collectives nccl "$dev" 2 pass - - - - $((SECONDS - t0)) \
+      "$(grep -m 1 -o "ranks 0 and 1 are both on GPU.*" "$log" | cut -c1-160)"
+  else
+    row "nccl 2 ranks on 1 GPU refused" collectives nccl "$dev" 2 FAILED - - - - $((SECONDS - t0)) \
+      "exit $rc (expected the refusal): $(why "$log")"
+  fi
+}
+
 synth() {
   "$R" synth --kind pairs --out d --images 16 --dev_images 4 --test_images 6 --regions 4 --feature_dim 8 --seed 3 \
     >synth.log 2>&1 &&
@@ -210,6 +233,7 @@ else
   if ((GPU)); then
     collectives "collectives mpi $dev 2 ranks" mpi "$dev" 2
     collectives "collectives nccl $dev 1 rank" nccl "$dev" 1
+    nccl_pair
     per_case=0
     for c in "${gpu_cases[@]}" "${optional[@]}"; do
       read -r m mod <<<"$c"
@@ -227,6 +251,7 @@ else
   else
     skip_gpu "collectives mpi cuda 2 ranks" collectives mpi 2 "$GPU_NOTE"
     skip_gpu "collectives nccl cuda 1 rank" collectives nccl 1 "$GPU_NOTE"
+    skip_gpu "nccl 2 ranks (1 GPU: refused)" collectives nccl 2 "$GPU_NOTE"
     for c in "${gpu_cases[@]}"; do
       read -r m mod <<<"$c"
       skip_gpu "$m/$mod mpi cuda 2 ranks" training mpi 2 "$GPU_NOTE"
