@@ -24,7 +24,8 @@
 #                                                    GPUs: the collectives on 2 ranks
 #   train triplet/SGR, l2rm/SAF --device cuda:       2 ranks --dist_backend mpi vs 1 process --device cuda,
 #                                                    1 rank --dist_backend nccl vs the same one-process run
-#   optional (when LIMIT leaves time): triplet/SAF, l2rm/SGR, infonce/SGR the same two ways
+#   optional (when LIMIT leaves time): ncr/SGR, decl/SAF, crcl/SAF, rcsl, triplet/SAF, l2rm/SGR, infonce/SGR the
+#   same two ways (the flags and tolerances of data_parallel_training.sh)
 # Every metrics.jsonl record is compared (the same records, kinds and names; every value within the
 # tolerance relative to max(1, |value|)), and the largest relative difference is reported per case.
 #
@@ -165,10 +166,21 @@ model=(--preset f30k --data_name synth_precomp --embed_size 16 --word_dim 8 --si
 flags() {
   case "$1" in
     l2rm) echo "--method l2rm --module_name $2 --warmup_epoch 1 --num_epochs 2 --noise_ratio 0.2 --data_path d2 --batch_size 8" ;;
+    ncr | decl) echo "--method $1 --module_name $2 --warmup_epoch 1 --num_epochs 1 --noise_ratio 0.2 --data_path d2 --batch_size 8" ;;
+    crcl) echo "--method crcl --module_name $2 --warmup_epoch 1 --schedules 1 1 --num_epochs 2 --noise_ratio 0.2 --data_path d2 --batch_size 8" ;;
+    rcsl) echo "--method rcsl --paired_length 16 --data_path d2 --batch_size 8 --num_epochs 4 --mine_epoch 2" ;;
     *) echo "--method $1 --module_name $2 --num_epochs 2 --data_path d --batch_size 6" ;;
   esac
 }
-tol_of() { [[ "$1" == l2rm ]] && echo "$TOL_L2RM" || echo "$TOL"; }
+# The CPU test's tolerance of each method (data_parallel_training.sh says how each was calibrated).
+tol_of() {
+  case "$1" in
+    l2rm | decl) echo "$TOL_L2RM" ;;
+    crcl) echo 1e-4 ;;
+    ncr) echo 1e-3 ;;
+    *) echo "$TOL" ;;
+  esac
+}
 
 # collectives NAME BACKEND DEVICE RANKS
 collectives() {
@@ -229,7 +241,8 @@ else
   collectives "collectives mpi cpu 2 ranks" mpi cpu 2
   training triplet SGR mpi cpu 2 control_
   gpu_cases=("triplet SGR" "l2rm SAF")
-  optional=("triplet SAF" "l2rm SGR" "infonce SGR")
+  # rcsl's second word names no module (it has its own encoders; flags ignores it).
+  optional=("ncr SGR" "decl SAF" "crcl SAF" "rcsl GRU" "triplet SAF" "l2rm SGR" "infonce SGR")
   if ((GPU)); then
     collectives "collectives mpi $dev 2 ranks" mpi "$dev" 2
     collectives "collectives nccl $dev 1 rank" nccl "$dev" 1
