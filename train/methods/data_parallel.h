@@ -4,10 +4,12 @@
 // batch, and the parameters' gradients are summed over ranks before clipping, so the step is one process's.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "dist/communicator.h"
 #include "tensor/tensor.h"
+#include "viz/epoch_splits.h"
 
 namespace rematch::train {
 
@@ -20,5 +22,23 @@ bool on_any_rank(dist::Communicator& comm, bool mine);
 
 // Rank r's rows [begin, end) of a batch of `batch` samples: whole samples, as even as they go, in rank order.
 dist::RowRange batch_share(dist::Communicator& comm, int64_t batch);
+
+// An epoch's plan as the ranks compare it: its step count and a digest of its split's decisions (the kept/flagged
+// flag of every pair, viz::flagged_pairs, or every corrected label; none for a method without a split).
+struct EpochPlanDigest {
+  int64_t steps = 0;
+  int64_t split = 0;
+};
+EpochPlanDigest epoch_plan_digest(int64_t steps, const std::optional<viz::EpochSplit>& split);
+
+// The ranks' digests (rank order) must agree: every rank plans an epoch itself from values the ranks share, so on
+// machines of one kind they agree to the bit; ranks that round otherwise (GPUs or CPUs of other kinds, other thread
+// counts) could split differently and then train on different batches, or wait forever for a rank that planned
+// fewer steps. An Error names the epoch, the first rank that differs from rank 0 and what to do.
+void check_epoch_plans_agree(const std::vector<EpochPlanDigest>& per_rank, int64_t epoch);
+
+// Gathers this rank's digest and checks it (nothing in a world of one).
+void check_ranks_plan_one_epoch(dist::Communicator& comm, int64_t epoch, int64_t steps,
+                                const std::optional<viz::EpochSplit>& split);
 
 }  // namespace rematch::train
