@@ -3,11 +3,13 @@
 // from rank 0 to the others; barrier and abort go through MPI too. NCCL sums in its own ring order (not rank
 // order): results agree across ranks but may differ in the last bits from the mpi backend's. Host tensors
 // (the flags and statistics a training step moves besides its GPU tensors) go through the mpi backend, which
-// this backend needs anyway. NCCL itself is loaded here, on first use (dist/nccl_api.h).
+// this backend needs anyway. Before each NCCL call the ranks compare the call, dtype and shape through MPI (agree),
+// so a mismatch is an error, not a hang. NCCL itself is loaded here, on first use (dist/nccl_api.h).
 #ifdef REMATCH_WITH_NCCL
 #include <mpi.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -70,6 +72,7 @@ class NcclCommunicator final : public Communicator {
   Tensor all_reduce_sum(const Tensor& t) override {
     if (t.device().is_cpu()) return host_->all_reduce_sum(t);
     const Tensor x = on_gpu(t, "all_reduce_sum");
+    agree(Call::AllReduce, "all_reduce_sum", x, false);
     Tensor out = empty(x.sizes(), x.dtype(), x.device());
     REMATCH_NCCL_CHECK(nccl().all_reduce(x.raw_data(), out.raw_data(), static_cast<size_t>(x.numel()),
                                      nccl_type(x.dtype(), "all_reduce_sum"), ncclSum, comm_, stream()));
@@ -80,6 +83,7 @@ class NcclCommunicator final : public Communicator {
     if (t.device().is_cpu()) return host_->all_gather(t);
     const Tensor x = on_gpu(t, "all_gather");
     REMATCH_CHECK(x.dim() >= 1, "all_gather: needs at least one dimension, got ", x.describe());
+    agree(Call::AllGather, "all_gather", x, true);
     // The ranks' row counts first; then every slice padded to the largest and gathered in one call.
     Tensor rows = from_vector(std::vector<int64_t>{x.size(0)}, {1});
     rows = kernels::to_device(rows, x.device());
@@ -113,6 +117,8 @@ class NcclCommunicator final : public Communicator {
   Tensor broadcast(const Tensor& t, int root) override {
     if (t.device().is_cpu()) return host_->broadcast(t, root);
     const Tensor x = on_gpu(t, "broadcast");
+    REMATCH_CHECK(root >= 0 && root < size_, "broadcast: root ", root, " outside a world of ", size_);
+    agree(Call::Broadcast, "broadcast", x, false, root);
     Tensor out = kernels::clone(x);
     REMATCH_NCCL_CHECK(nccl().broadcast(x.raw_data(), out.raw_data(), static_cast<size_t>(x.numel()),
                                      nccl_type(x.dtype(), "broadcast"), root, comm_, stream()));
@@ -136,6 +142,24 @@ class NcclCommunicator final : public Communicator {
     REMATCH_CHECK(t.device().is_cuda() && t.device().index == device_, op, ": the nccl backend moves tensors on ",
                   "cuda:", device_, " (this rank's GPU), got ", t.describe());
     return kernels::contiguous(t);
+  }
+  // Every rank must make the same call (collective, root) with a tensor of the same dtype and shape (all_gather:
+  // but dim 0), or NCCL would hang or move garbage: compared through MPI (a few dozen bytes) before each call, so a
+  // mismatch is an error on every rank that names the collective and both tensors. A rank that passes a host
+  // tensor instead goes through the mpi backend, whose own check then sees this digest and fails alike.
+  enum class Call : int64_t { AllReduce = 1, AllGather, Broadcast };
+  void agree(Call call, const char* op, const Tensor& x, bool but_rows, int root = -1) {
+    constexpr int64_t kDims = 6;
+    std::vector<int64_t> d{static_cast<int64_t>(call), root,
+                           static_cast<int64_t>(x.dtype()), x.dim(), but_rows ? -1 : x.numel()};
+    for (int64_t k = 0; k < kDims; ++k) d.push_back(k < x.dim() && !(but_rows && k == 0) ? x.size(k) : -1);
+    const int64_t n = static_cast<int64_t>(d.size());
+    const std::vector<int64_t> all = host_->all_gather(from_vector(d, {1, n})).to_vector<int64_t>();
+    for (int r = 0; r < size_; ++r)
+      REMATCH_CHECK(std::equal(d.begin(), d.end(), all.begin() + r * n), op, ": rank ", rank_, " passes ",
+                    x.describe(), (root >= 0 ? " (root " + std::to_string(root) + ")" : std::string()), " but rank ",
+                    r, " made another call or passed another dtype or shape", (but_rows ? " beyond dim 0" : ""),
+                    ": every rank makes the same collectives in the same order");
   }
   // NCCL puts one process on each GPU: two ranks on one GPU of one machine (more processes than the GPUs each
   // sees) are refused here, every rank with the same message, before NCCL's own less telling error.
