@@ -274,10 +274,13 @@ else
 fi
 
 # dist.json and one line per case.
-"$PYTHON" - "$rows" "$JSON" "$GPU" "$GPU_NOTE" "$TOL" "$TOL_L2RM" $((SECONDS - start)) <<'PYEOF'
+# The GPU's compute mode: under Exclusive_Process the second process on the one GPU is refused (the 2-rank mpi
+# cases would fail for that reason, not rematch's).
+mode="$(nvidia-smi --query-gpu=compute_mode --format=csv,noheader 2>/dev/null | head -1)"
+"$PYTHON" - "$rows" "$JSON" "$GPU" "$GPU_NOTE" "$TOL" "$TOL_L2RM" $((SECONDS - start)) "${mode:-unknown}" <<'PYEOF'
 import json, sys
 
-rows_path, json_path, gpu, gpu_note, tol, tol_l2rm, seconds = sys.argv[1:8]
+rows_path, json_path, gpu, gpu_note, tol, tol_l2rm, seconds, compute_mode = sys.argv[1:9]
 keys = ["case", "kind", "backend", "device", "ranks", "verdict", "max_rel_diff", "where", "tolerance", "records",
         "seconds", "note"]
 cases = []
@@ -294,7 +297,8 @@ for line in open(rows_path):
 ran = [c for c in cases if c["verdict"] != "skipped"]
 failed = [c for c in cases if c["verdict"] == "FAILED"]
 result = {
-    "gpu": gpu == "1", "gpu_note": None if gpu == "1" else gpu_note, "seconds": int(seconds),
+    "gpu": gpu == "1", "gpu_note": None if gpu == "1" else gpu_note, "gpu_compute_mode": compute_mode,
+    "seconds": int(seconds),
     "tolerance": {"default": float(tol), "l2rm": float(tol_l2rm),
                   "note": "the CPU test's; the first GPU run calibrates them"},
     "passed": len(ran) - len(failed), "failed": len(failed), "skipped": len(cases) - len(ran), "cases": cases,
@@ -309,6 +313,7 @@ for c in cases:
     print(f"dist: {c['case']}: {c['verdict']} {diff}{c['seconds'] if c['seconds'] is not None else '-'} s"
           + (f"; {c['note']}" if c["note"] else ""))
 print(f"dist: {result['passed']} passed, {result['failed']} failed, {result['skipped']} skipped in {seconds} s"
-      + ("" if gpu == "1" else f" (GPU cases skipped: {gpu_note})"))
+      + ("" if gpu == "1" else f" (GPU cases skipped: {gpu_note})")
+      + ("" if compute_mode == "unknown" else f"; GPU compute mode {compute_mode}"))
 sys.exit(1 if failed else 0)
 PYEOF
