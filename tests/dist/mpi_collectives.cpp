@@ -69,10 +69,12 @@ int check_collectives(const std::string& backend, const std::string& device) {
     if (k < r) begin += k + 1;
     total += k + 1;
   }
-  const Tensor ones = on(kernels::scalar_op(kernels::ScalarOp::Add, zeros({total, 2}, DType::Float64), 1.0));
-  const Tensor mine = c.reduce_scatter_sum(ones, rows);
-  expect(mine.size(0) == r + 1 && mine.to_vector<double>() == std::vector<double>(2 * (r + 1), double(n)),
-         "reduce_scatter_sum", r);
+  // Row i holds i on every rank: the sum is n * i, and rank r keeps rows [begin, begin + r + 1).
+  std::vector<double> row_index, want_mine;
+  for (int64_t i = 0; i < total; ++i) row_index.insert(row_index.end(), 2, double(i));
+  for (int64_t i = begin; i < begin + r + 1; ++i) want_mine.insert(want_mine.end(), 2, double(n) * double(i));
+  const Tensor mine = c.reduce_scatter_sum(on(from_vector(row_index, {total, 2})), rows);
+  expect(mine.size(0) == r + 1 && mine.to_vector<double>() == want_mine, "reduce_scatter_sum", r);
   // broadcast from the last rank.
   const Tensor b = c.broadcast(on(from_vector(std::vector<int64_t>{r, 7}, {2})), n - 1);
   expect(b.to_vector<int64_t>() == std::vector<int64_t>{n - 1, 7}, "broadcast", r);
