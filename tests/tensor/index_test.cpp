@@ -257,7 +257,7 @@ TEST(IndexPad, Errors) {
 }
 
 // ---- devices ---------------------------------------------------------------------------------------------------
-TEST(IndexDevices, MixedDevicesAreNamed) {
+TEST(CudaIndexDevices, MixedDevicesAreNamed) {
   SKIP_WITHOUT_CUDA();
   Tensor g = kernels::to_device(x23(), Device::cuda(0));
   EXPECT_THROWS_WITH(kernels::index_select(g, 0, ivec({0})), "index_select", "different devices", "cpu");

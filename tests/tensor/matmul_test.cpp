@@ -151,7 +151,7 @@ TEST(MatmulErrors, BatchSizesDoNotBroadcast) {
   EXPECT_THROWS_WITH(kernels::matmul(zeros({2, 3, 4}), zeros({3, 4, 5})), "matmul", "batch", "[2, 3, 4]");
 }
 
-TEST(MatmulErrors, MixedDevices) {
+TEST(CudaMatmulErrors, MixedDevices) {
   SKIP_WITHOUT_CUDA();
   EXPECT_THROWS_WITH(kernels::matmul(zeros({2, 2}), zeros({2, 2}, DType::Float32, Device::cuda(0))), "matmul",
                      "different devices");
