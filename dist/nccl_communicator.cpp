@@ -50,7 +50,7 @@ class NcclCommunicator final : public Communicator {
     int devices = 0;
     REMATCH_CUDA_CHECK(cudaGetDeviceCount(&devices));
     REMATCH_CHECK(devices > 0, "nccl backend: rank ", rank_, " sees no CUDA device");
-    device_ = local_rank_ % devices;  // dist::rank_device's choice
+    device_ = rank_device(Device::cuda(), *this, devices).index;  // the GPU the command's tensors are on
     REMATCH_CUDA_CHECK(cudaSetDevice(device_));
     refuse_shared_gpus(devices);
     ncclUniqueId id;
@@ -146,7 +146,8 @@ class NcclCommunicator final : public Communicator {
   // Every rank must make the same call (collective, root) with a tensor of the same dtype and shape (all_gather:
   // but dim 0), or NCCL would hang or move garbage: compared through MPI (a few dozen bytes) before each call, so a
   // mismatch is an error on every rank that names the collective and both tensors. A rank that passes a host
-  // tensor instead goes through the mpi backend, whose own check then sees this digest and fails alike.
+  // tensor instead goes through the mpi backend, whose own check then sees this digest and fails alike (so the
+  // digest travels through that backend's all_gather, not a bare MPI call of another length).
   enum class Call : int64_t { AllReduce = 1, AllGather, Broadcast };
   void agree(Call call, const char* op, const Tensor& x, bool but_rows, int root = -1) {
     constexpr int64_t kDims = 6;
