@@ -210,7 +210,7 @@ say() { echo "==== [$((SECONDS - start)) s] $*"; }
 # A hash of every file the build reads (sources, headers, CMake files; not the test fixtures, read at run
 # time), the same here and there: prebuilt binaries are used only for the tree they were built from.
 source_hash() {
-  (cd "$root" && find CMakeLists.txt cmake tensor autograd nn ot models train tests bench -type f \
+  (cd "$root" && find CMakeLists.txt cmake tensor autograd nn ot models dist viz train tests bench -type f \
     \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name 'CMakeLists.txt' -o -name '*.cmake' \
     -o -name '*.in' \) -not -path 'tests/fixtures/*' -print0 2>/dev/null | LC_ALL=C sort -z |
     xargs -0 sha256sum | sha256sum | cut -c1-16)
