@@ -5,7 +5,8 @@
 #     every rank), l2rm on SGR and SAF (2 ranks), uotrcl (3 ranks), rcsl (2 ranks), decl on SAF (2 ranks), crcl
 #     on SAF (3 ranks) and ncr on SGR (2 ranks) against one process, same seed and data: every record of
 #     metrics.jsonl (each step's loss and terms, each epoch's statistics and validation, the final test's recalls
-#     and rSum) within TOL of one process's, relative to max(1, |value|).
+#     and rSum) within TOL of one process's, relative to max(1, |value|); crcl's validation and test by the last
+#     state's scores instead of its recalls (see there).
 #  2. SIGTERM to rank 1 alone mid-run: every rank stops at the same step, rank 0 saves checkpoint_latest; the run
 #     resumed on 1 process ends as the uninterrupted one-process run.
 #  3. SIGKILL of rank 1: mpirun ends the other rank within 10 s, naming the rank; the run resumed on 2 ranks from
@@ -31,10 +32,11 @@ mpi() {
 model="--preset f30k --data_name synth_precomp --embed_size 16 --word_dim 8 --sim_dim 8 --log_step 1 --progress none --no_plots"
 common="--data_path d --batch_size 6 $model"
 
-# compare A B LABEL [TOLERANCE]: the same records (epoch, step, kind, names) and every value within TOLERANCE
-# (default TOL).
+# compare A B LABEL [TOLERANCE [rankings]]: the same records (epoch, step, kind, names) and every value within
+# TOLERANCE (default TOL); with "rankings", the values of the validation and test records (recalls, ranks, rSum)
+# are left out, their names still compared (see CRCL below for when a ranking is not a fair comparison).
 compare() {
-  awk -v tol="${4:-$TOL}" -v label="$3" '
+  awk -v tol="${4:-$TOL}" -v label="$3" -v rankings="${5:-}" '
     function parse(line, keys, vals,   n, i, parts, kv) {
       gsub(/[{}"]/, "", line)
       n = split(line, parts, ",")
@@ -46,9 +48,11 @@ compare() {
       nb = FNR
       n1 = parse(a[FNR], k1, v1); n2 = parse($0, k2, v2)
       if (n1 != n2) { print label ": record " FNR " differs: " a[FNR] " | " $0; bad = 1; next }
+      ranked = 0
+      for (i = 1; i <= n1; i++) if (k1[i] == "kind" && (v1[i] == "val" || v1[i] == "test")) ranked = rankings != ""
       for (i = 1; i <= n1; i++) {
         if (k1[i] != k2[i] || (k1[i] == "kind" && v1[i] != v2[i])) { print label ": record " FNR " differs: " a[FNR] " | " $0; bad = 1; next }
-        if (k1[i] == "kind") continue
+        if (k1[i] == "kind" || (ranked && k1[i] != "epoch" && k1[i] != "step")) continue
         x = v1[i] + 0; y = v2[i] + 0; d = x - y; if (d < 0) d = -d
         s = x < 0 ? -x : x; if (s < 1) s = 1
         if (d / s > worst) { worst = d / s; where = "record " FNR " " k1[i] " " v1[i] " against " v2[i] }
@@ -59,6 +63,22 @@ compare() {
       printf "%s: %d records, max relative difference %.3g %s\n", label, nb, worst, where
       if (bad || worst > tol) exit 1
     }' "$1" "$2"
+}
+# compare_npy A B LABEL TOLERANCE: two float32 .npy files (rematch score) of the same header, every element within
+# TOLERANCE of the other (absolute: scores lie in [0, 1]); od reads the data after the header (its length at byte 8).
+compare_npy() {
+  h1=$(od -An -tu2 -j8 -N2 "$1" | tr -d ' ') h2=$(od -An -tu2 -j8 -N2 "$2" | tr -d ' ')
+  head -c $((10 + h1)) "$1" >npy1.h
+  head -c $((10 + h2)) "$2" | cmp -s npy1.h - || { echo "$3: the headers differ"; exit 1; }
+  grep -q "'descr': '<f4'" npy1.h || { echo "$3: $1 is not float32"; exit 1; }
+  od -An -tf4 -v -w4 -j$((10 + h1)) "$1" >npy1.txt
+  od -An -tf4 -v -w4 -j$((10 + h2)) "$2" | paste npy1.txt - | awk -v tol="$4" -v label="$3" '
+    { d = $1 - $2; if (d < 0) d = -d; if (d > worst || NR == 1) { worst = d; where = NR - 1 } }
+    END {
+      if (NR == 0) { print label ": no scores"; exit 1 }
+      printf "%s: %d scores, max absolute difference %.3g (element %d)\n", label, NR, worst, where
+      if (worst > tol) exit 1
+    }'
 }
 # wait_for TEXT FILE: until FILE holds TEXT (at most 120 s).
 wait_for() {
@@ -147,14 +167,28 @@ mpi 2 "$R" $a --run_dir ranks_decl >/dev/null 2>ranks.err || { cat ranks.err; ex
 grep -q '"kind":"epoch_start".*"clean_size":' one_decl/metrics.jsonl || { echo "decl: no main epoch was trained"; exit 1; }
 compare one_decl/metrics.jsonl ranks_decl/metrics.jsonl "decl SAF, 2 ranks against 1 process" 2e-4
 
-# CRCL (SAF): two rounds of 1 warm-up + 1 main epoch (a fresh model for the second, the labels kept), 3 ranks; the
-# augmentation drawn for the whole batch on every rank, the labels' update on every rank. One process against itself
-# with OPENBLAS_CORETYPE=Prescott: up to 9.9e-6 (the positive term, last epoch); 3 ranks against 1 process: 3.4e-6;
-# 2 ranks, one round, under Haswell, Prescott and SkylakeX: at most 2.0e-6. Tolerance 1e-4.
-a="train --method crcl --module_name SAF --warmup_epoch 1 --schedules 1 1 --num_epochs 2 --noise_ratio 0.2 --data_path d2 $model --batch_size 8"
+# CRCL (SAF): one round of 1 warm-up + 1 main epoch, 3 ranks; the augmentation drawn for the whole batch on every
+# rank, the labels' update on every rank. The runs part at the first step's loss (6e-8: the ranks' column blocks of
+# S round otherwise than one block of 8, as any other kernel family does), and stay within 2.3e-6 over the round
+# (2 and 3 ranks against 1 process, OPENBLAS_CORETYPE Haswell, Prescott and SkylakeX; one process against itself
+# with Prescott: 1.6e-6): tolerance 1e-4. A second round (a fresh model on labels near the 0.1 confident floor)
+# amplifies them to 4.8e-4 and its validation to a flipped recall; methods_float64.sh trains both rounds in
+# float64 and compares every record there, recalls included. Here the rankings are not compared: on this 4-image
+# validation split the ground truth and another candidate lie 5e-5 apart (test: 6e-5), as close as the scores of
+# one process and another kernel family (up to 5.7e-5 after two rounds), so any change of reduction order can flip
+# a recall. The last state's dev and test scores are compared instead: measured 1.6e-4 at most, tolerance 2e-3.
+a="train --method crcl --module_name SAF --warmup_epoch 1 --schedules 1 --num_epochs 1 --noise_ratio 0.2 --data_path d2 $model --batch_size 8"
 "$R" $a --run_dir one_crcl >/dev/null 2>one.err || { cat one.err; exit 1; }
 mpi 3 "$R" $a --run_dir ranks_crcl >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
-compare one_crcl/metrics.jsonl ranks_crcl/metrics.jsonl "crcl SAF, 3 ranks against 1 process" 1e-4
+grep -q '"epoch":1,"step":0,"kind":"epoch_start"' one_crcl/metrics.jsonl || { echo "crcl: no main epoch was trained"; exit 1; }
+compare one_crcl/metrics.jsonl ranks_crcl/metrics.jsonl "crcl SAF, 3 ranks against 1 process" 1e-4 rankings
+for split in dev test; do
+  for run in one_crcl ranks_crcl; do
+    "$R" score --checkpoint $run/checkpoint_latest.safetensors --data_path d2 --data_name synth_precomp \
+      --split $split --out $run.$split.npy >/dev/null 2>score.err || { cat score.err; exit 1; }
+  done
+  compare_npy one_crcl.$split.npy ranks_crcl.$split.npy "crcl SAF, 3 ranks against 1 process, last state's $split scores" 2e-3
+done
 
 # NCR (SGR): a warm-up epoch (A's batches, then B's), then a co-training epoch (co-divide on losses the ranks share
 # by batches; labelled and, --num_epochs 1 putting it in the second half, unlabelled steps), each training-mode S by
@@ -198,4 +232,4 @@ if [ $((t1 - t0)) -gt 10 ]; then echo "rank 0 ran on $((t1 - t0)) s after rank 1
 grep -q "rank 1 with PID .* exited on signal 9" killed.err || { cat killed.err; exit 1; }
 mpi 2 "$R" train --resume killed >/dev/null 2>resume.err || { cat resume.err; exit 1; }
 compare whole/metrics.jsonl killed/metrics.jsonl "2 ranks, rank 1 killed after $((t1 - t0)) s, resumed on 2 ranks"
-echo "data-parallel training: 2 and 3 ranks train the one-process run (within $TOL, l2rm and decl 2e-4, uotrcl and crcl 1e-4, ncr 1e-3); SIGTERM on one rank stops all, SIGKILL ends all; runs resume across world sizes"
+echo "data-parallel training: 2 and 3 ranks train the one-process run (within $TOL, l2rm and decl 2e-4, uotrcl and crcl 1e-4 with crcl's last scores within 2e-3, ncr 1e-3); SIGTERM on one rank stops all, SIGKILL ends all; runs resume across world sizes"

@@ -1,11 +1,13 @@
 // decl, crcl and ncr trained in float64 on real ranks (docs/distributed.md §4.1, items 8-10): run by
 // tests/dist/methods_float64.sh as `mpirun -n N dist_mpi_methods_float64 CONFIG OUT` for N = 1, 2, 3. The
 // method is built from CONFIG (the JSON of `rematch train --dry_run`) with its model, batches and losses in
-// float64 (PairsOptions::dtype, as the golden-step tests do) and trained for its epochs, without validation; rank 0
-// writes each epoch's statistics and every step's loss and terms to OUT with 17 digits. In float64 the reduction
-// order moves nothing visible, so the files of N ranks must equal one process's to ~1e-12: any piece that is not
-// one process's (a dropout mask, a BatchNorm statistic, a split, a label, a gradient not summed) shows at once,
-// where the float32 runs of data_parallel_training.sh must allow for the amplified last bits (NCR's 1e-3).
+// float64 (PairsOptions::dtype, as the golden-step tests do) and trained for its epochs; rank 0 writes each epoch's
+// statistics, every step's loss and terms, each epoch's validation (the metrics the trainer logs, sharded over the
+// ranks as under `rematch train`) and the last state's test to OUT with 17 digits. In float64 the reduction order
+// moves nothing visible, so the files of N ranks must equal one process's to ~1e-12, recalls included: any piece
+// that is not one process's (a dropout mask, a BatchNorm statistic, a split, a label, a gradient not summed, a
+// block of scores) shows at once, where the float32 runs of data_parallel_training.sh must allow for the amplified
+// last bits (NCR's 1e-3) and, on its tiny validation split, for rankings that the last bits flip (CRCL's).
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -19,6 +21,17 @@
 
 using namespace rematch;
 using namespace rematch::train;
+
+namespace {
+
+// "val E score S name value ..." (or "test"): every metric the trainer would log for the evaluation.
+void print_eval(std::FILE* out, const char* kind, int64_t epoch, const EvalResult& r) {
+  std::fprintf(out, "%s %ld score %.17g", kind, static_cast<long>(epoch), r.score);
+  for (const auto& [k, v] : r.metrics) std::fprintf(out, " %s %.17g", k.c_str(), v);
+  std::fprintf(out, "\n");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   dist::Communicator& comm = dist::init_world(dist::Backend::Mpi);
@@ -64,7 +77,11 @@ int main(int argc, char** argv) {
       std::fprintf(out, "\n");
     }
     m->end_epoch(e);
+    const EvalResult val = m->validate();
+    if (out) print_eval(out, "val", e, val);
   }
+  const EvalResult test = m->test();
+  if (out) print_eval(out, "test", m->num_epochs(), test);
   if (out) std::fclose(out);
   comm.barrier();
   return 0;

@@ -33,6 +33,8 @@ Tensor score_precomp_rows(const std::vector<models::SgrafModel*>& nets, const da
                 " images must start on a block of ", block.images);
   for (models::SgrafModel* net : nets) net->eval();
   auto device_of = [](models::SgrafModel* net) { return net->parameters().front().device(); };
+  // The regions in the models' dtype (float64 in the golden-step and float64 data-parallel tests), the scores too.
+  const DType dtype = nets.front()->parameters().front().dtype();
 
   NoGradGuard no_grad;
   std::vector<std::vector<models::CaptionSide>> captions(nets.size());
@@ -52,7 +54,8 @@ Tensor score_precomp_rows(const std::vector<models::SgrafModel*>& nets, const da
       for (int64_t i = i0; i < i1; ++i) rows.push_back(ds.image_index(i * per_image));
       const Tensor regions = ds.images(rows);
       for (size_t m = 0; m < nets.size(); ++m)
-        images[m] = nets[m]->sim_enc().encode_images(nets[m]->encode_images(to(regions, device_of(nets[m]))));
+        images[m] = nets[m]->sim_enc().encode_images(
+            nets[m]->encode_images(to(regions.dtype() == dtype ? regions : to(regions, dtype), device_of(nets[m]))));
       cached_begin = i0;
     }
     std::vector<Tensor> scores;
@@ -60,7 +63,7 @@ Tensor score_precomp_rows(const std::vector<models::SgrafModel*>& nets, const da
       scores.push_back(nets[m]->sim_enc().scores(images[m], captions[m][c0 / block.captions]));
     return models::average_scores(scores);
   };
-  return score_blocks(img_end - img_begin, n_cap, scorer, block, DType::Float32, progress);
+  return score_blocks(img_end - img_begin, n_cap, scorer, block, dtype, progress);
 }
 
 }  // namespace rematch::eval

@@ -182,7 +182,7 @@ Tensor PairsMethod::split_scores(const data::PrecompDataset& split, models::Sgra
   m->eval();  // as score_precomp_rows leaves it, on a rank without rows too
   const Tensor mine = rows.begin < rows.end
                           ? eval::score_precomp_rows({m}, split, rows.begin, rows.end, block)
-                          : zeros({0, split.num_captions()}, DType::Float32);
+                          : zeros({0, split.num_captions()}, m->parameters().front().dtype());
   return comm_.all_gather(mine);
 }
 
