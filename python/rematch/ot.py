@@ -121,3 +121,162 @@ def partial_sinkhorn(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, m
         _arrays.capsule(C, "C"), _masses(mass), _arrays.optional_capsule(a, "a"), _arrays.optional_capsule(b, "b"),
         eps, dummy, _arrays.optional_capsule(mask, "mask"), max_iter, tol, stop)
     return _arrays.wrap(P, kind), _info(kind, f, g, iterations, error, converged)
+
+
+# ---- losses with gradients (PyTorch) ----------------------------------------------------------------------------
+
+_VALUES = ("linear", "entropic")
+
+
+def _loss_setup(op, C, a, b, mask, eps, value, tol, stop, max_iter):
+    """Checks shared by the losses; returns (torch, C as [B, n, m], batched, eps, tol)."""
+    from . import _ot_grad
+    _ot_grad._check_tensor(C, "C", op)
+    torch = _arrays._torch()
+    if C.dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"{op}: C must be float32 or float64, got {C.dtype}")
+    if C.dim() not in (2, 3):
+        raise ValueError(f"{op}: C must be one cost matrix [n, m] or a batch [B, n, m], got shape "
+                         f"{list(C.shape)}")
+    for w, name in ((a, "a"), (b, "b")):
+        if w is not None:
+            _ot_grad._check_tensor(w, name, op, like=C)
+    if mask is not None:
+        _ot_grad._check_tensor(mask, "mask", op)
+        _ot_grad._check_no_grad(mask, "mask", op, "it says where transport is allowed, a constraint")
+        if mask.device != C.device:
+            raise ValueError(f"{op}: mask is on {mask.device} but C is on {C.device}; pass mask on C's device "
+                             f"(mask.to(C.device))")
+    _ot_grad._check_no_grad(eps, "eps", op, "the regularisation is a setting")
+    if value not in _VALUES:
+        raise ValueError(f"{op}: value = {value!r} is not a loss value; use 'linear' (<P, C>, POT's sinkhorn2) or "
+                         f"'entropic' (<P, C> + eps sum P log P)")
+    for w, name in ((a, "a"), (b, "b")):
+        _ot_grad._check_positive_if_grad(w, name, op)
+    if tol is None:
+        tol = 1e-9 if C.dtype == torch.float64 else 1e-6
+    batched = C.dim() == 3
+    return torch, (C if batched else C.unsqueeze(0)), batched, float(eps), tol
+
+
+def sinkhorn2(C, a=None, b=None, *, eps, mask=None, value="linear", max_iter=1000, tol=None, stop="marginal",
+              domain="log"):
+    """The entropic OT loss between a and b for the cost C, with gradients: a PyTorch tensor to call
+    ``.backward()`` on (docs/ot.md §9).
+
+    One solve by :func:`sinkhorn` on C's device; the backward uses only the converged plan P and potentials, so
+    its memory does not grow with the number of sweeps.
+
+    Parameters
+    ----------
+    C : torch.Tensor [n, m] or [B, n, m], float32 or float64, on the CPU or a CUDA device (read in place)
+    a, b : torch.Tensor [n] and [m] (or [B, n], [B, m]), C's dtype and device, optional
+        Weights with equal sums; None gives uniform weights. Gradients with respect to them need positive entries.
+    eps : float
+        Entropic regularisation, > 0 (POT's ``reg``).
+    mask : bool tensor [n, m] (or [B, n, m]), optional
+        True where transport is allowed; masked entries carry no mass, their cost is never read (it may be inf) and
+        their gradient is 0.
+    value : "linear" or "entropic"
+        "linear" (the default): <P, C>, the value POT's ``ot.sinkhorn2`` returns, with its exact gradient at
+        convergence (an implicit-function solve, docs/ot.md §9.3). "entropic": <P, C> + eps sum P log P, the
+        regularised optimum, whose gradient is the plan (for C) and the centred potentials (for a and b).
+    max_iter, tol, stop, domain
+        As in :func:`sinkhorn`. tol=None: 1e-9 for float64, 1e-6 for float32 (the L1 error of the row sums). The
+        value and gradient are exact for the problem whose row weights are the returned plan's row sums, which
+        differ from a by less than tol (docs/ot.md §9.3); a problem that misses tol warns (RuntimeWarning).
+
+    Returns
+    -------
+    torch.Tensor: a scalar for one problem, [B] for a batch; C's dtype and device. Its gradient with respect to
+    C has C's shape; with respect to a and b it is centred (mean 0 per problem), as POT centres the potentials:
+    a balanced problem keeps sum(a) = sum(b), so only the centred part is defined.
+
+    Raises
+    ------
+    TypeError for a non-tensor or non-float C, a or b of another dtype, and a mask or eps that requires grad;
+    ValueError for tensors on another device, zero weights that require grad, and everything :func:`sinkhorn`
+    refuses (shapes, NaN or inf costs and weights, unequal sums, option values).
+    """
+    op = "rematch.ot.sinkhorn2"
+    _, C3, batched, eps, tol = _loss_setup(op, C, a, b, mask, eps, value, tol, stop, max_iter)
+    from ._ot_grad import Sinkhorn2
+    opts = dict(max_iter=max_iter, tol=tol, stop=stop, domain=domain)
+    out = Sinkhorn2.apply(C3, a, b, mask, eps, value, opts)
+    return out if batched else out[0]
+
+
+def _mass_tensor(op, mass, B, C, torch):
+    """mass as a [B] tensor of C's dtype on C's device (a tensor keeps its graph, for ∂/∂mass)."""
+    if isinstance(mass, torch.Tensor):
+        if not mass.is_floating_point():
+            raise TypeError(f"{op}: mass must be a float tensor, got {mass.dtype}")
+        if mass.device != C.device:
+            raise ValueError(f"{op}: mass is on {mass.device} but C is on {C.device}; pass mass on C's device "
+                             f"(mass.to(C.device))")
+        t = mass.to(C.dtype)
+    else:
+        t = torch.tensor(_masses(mass), dtype=C.dtype, device=C.device)
+    if t.dim() > 1 or (t.dim() == 1 and t.numel() not in (1, B)):
+        raise ValueError(f"{op}: mass has shape {list(t.shape)} for {B} problem{'s' if B > 1 else ''}; give one "
+                         f"number, or one per problem [{B}]")
+    if not bool(torch.isfinite(t.detach()).all()):
+        raise ValueError(f"{op}: mass = {t.detach().tolist()} is not finite")
+    return t.reshape(-1).expand(B)
+
+
+def partial_sinkhorn2(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, value="linear", max_iter=1000,
+                      tol=None, stop="marginal"):
+    """The partial entropic OT loss — move only ``mass`` between a and b — with gradients with respect to C, a, b
+    and the mass (docs/ot.md §9.5).
+
+    One solve by :func:`partial_sinkhorn` (the dummy row and column of docs/ot.md §3) on C's device; the backward
+    uses only the converged augmented plan and potentials.
+
+    Parameters
+    ----------
+    C : torch.Tensor [n, m] or [B, n, m], float32 or float64 (finite and >= 0 everywhere, as partial_sinkhorn)
+    mass : float, one per problem (sequence), or a float tensor (scalar or [B]) on C's device — a tensor that
+        requires grad gets the gradient with respect to the mass (minus the mass constraint's multiplier)
+    a, b : torch.Tensor [n] and [m] (or [B, n], [B, m]), C's dtype and device, optional (uniform when None)
+    eps, dummy, mask
+        As in :func:`partial_sinkhorn`. dummy="l2rm" makes the corner cost max C, which C's gradient follows.
+    value : "linear" or "entropic"
+        "linear" (the default): <P, C> over the real block (POT's partial value, ``sum(M * plan)``), with its exact
+        gradient at convergence. "entropic": the augmented problem's <P̂, Ĉ> + eps sum P̂ log P̂ (dummy row and column
+        at cost 0, the corner at max C for "l2rm" and 0 for "zero").
+    max_iter, tol, stop
+        As in :func:`sinkhorn2` (note: stop="marginal" by default, not L2RM's "potential" rule of
+        partial_sinkhorn — the gradient is only exact at convergence).
+
+    Returns
+    -------
+    torch.Tensor: a scalar for one problem, [B] for a batch. Unlike the balanced loss, a and b may change freely
+    (the dummies absorb the difference), so their gradients are not centred.
+
+    Raises
+    ------
+    As :func:`sinkhorn2`, and :func:`partial_sinkhorn`'s errors (mass above the smaller marginal, negative costs);
+    ValueError when a gradient with respect to a, b or the mass is asked for at mass = sum(a) or sum(b) (a dummy of
+    weight 0: not differentiable there).
+    """
+    op = "rematch.ot.partial_sinkhorn2"
+    torch, C3, batched, eps, tol = _loss_setup(op, C, a, b, mask, eps, value, tol, stop, max_iter)
+    if dummy not in ("l2rm", "zero"):
+        raise ValueError(f"{op}: dummy = {dummy!r} is not a dummy cost; use 'l2rm' or 'zero'")
+    B, n, m = C3.shape
+    mass_t = _mass_tensor(op, mass, B, C3, torch)
+    if any(x is not None and x.requires_grad for x in (a, b, mass_t)):
+        sum_a = a.detach().sum(-1).expand(B) if a is not None else torch.ones(B, dtype=C.dtype, device=C.device)
+        sum_b = b.detach().sum(-1).expand(B) if b is not None else torch.ones(B, dtype=C.dtype, device=C.device)
+        full = (mass_t.detach() >= torch.minimum(sum_a, sum_b)).nonzero()
+        if len(full):
+            k = int(full[0])
+            where = f" (problem {k})" if batched else ""
+            raise ValueError(f"{op}: mass = {float(mass_t[k])} equals min(sum(a), sum(b)){where}: a dummy has "
+                             f"weight 0 and the gradient with respect to a, b and mass is not finite there; "
+                             f"transport less mass, use sinkhorn2 for a balanced problem, or detach a, b and mass")
+    from ._ot_grad import PartialSinkhorn2
+    opts = dict(max_iter=max_iter, tol=tol, stop=stop)
+    out = PartialSinkhorn2.apply(C3, a, b, mass_t, mask, eps, dummy, value, opts)
+    return out if batched else out[0]
