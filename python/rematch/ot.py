@@ -129,7 +129,7 @@ _VALUES = ("linear", "entropic")
 
 
 def _loss_setup(op, C, a, b, mask, eps, value, tol, stop, max_iter):
-    """Checks shared by the losses; returns (torch, C as [B, n, m], batched, eps, tol)."""
+    """Checks shared by the losses; returns (torch, eps, tol)."""
     from . import _ot_grad
     _ot_grad._check_tensor(C, "C", op)
     torch = _arrays._torch()
@@ -155,8 +155,7 @@ def _loss_setup(op, C, a, b, mask, eps, value, tol, stop, max_iter):
         _ot_grad._check_positive_if_grad(w, name, op)
     if tol is None:
         tol = 1e-9 if C.dtype == torch.float64 else 1e-6
-    batched = C.dim() == 3
-    return torch, (C if batched else C.unsqueeze(0)), batched, float(eps), tol
+    return torch, float(eps), tol
 
 
 def sinkhorn2(C, a=None, b=None, *, eps, mask=None, value="linear", max_iter=1000, tol=None, stop="marginal",
@@ -199,11 +198,9 @@ def sinkhorn2(C, a=None, b=None, *, eps, mask=None, value="linear", max_iter=100
     refuses (shapes, NaN or inf costs and weights, unequal sums, option values).
     """
     op = "rematch.ot.sinkhorn2"
-    _, C3, batched, eps, tol = _loss_setup(op, C, a, b, mask, eps, value, tol, stop, max_iter)
+    _, eps, tol = _loss_setup(op, C, a, b, mask, eps, value, tol, stop, max_iter)
     from ._ot_grad import Sinkhorn2
-    opts = dict(max_iter=max_iter, tol=tol, stop=stop, domain=domain)
-    out = Sinkhorn2.apply(C3, a, b, mask, eps, value, opts)
-    return out if batched else out[0]
+    return Sinkhorn2.apply(C, a, b, mask, eps, value, dict(max_iter=max_iter, tol=tol, stop=stop, domain=domain))
 
 
 def _mass_tensor(op, mass, B, C, torch):
@@ -261,11 +258,12 @@ def partial_sinkhorn2(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, 
     weight 0: not differentiable there).
     """
     op = "rematch.ot.partial_sinkhorn2"
-    torch, C3, batched, eps, tol = _loss_setup(op, C, a, b, mask, eps, value, tol, stop, max_iter)
+    torch, eps, tol = _loss_setup(op, C, a, b, mask, eps, value, tol, stop, max_iter)
     if dummy not in ("l2rm", "zero"):
         raise ValueError(f"{op}: dummy = {dummy!r} is not a dummy cost; use 'l2rm' or 'zero'")
-    B, n, m = C3.shape
-    mass_t = _mass_tensor(op, mass, B, C3, torch)
+    batched = C.dim() == 3
+    B = C.shape[0] if batched else 1
+    mass_t = _mass_tensor(op, mass, B, C, torch)
     if any(x is not None and x.requires_grad for x in (a, b, mass_t)):
         sum_a = a.detach().sum(-1).expand(B) if a is not None else torch.ones(B, dtype=C.dtype, device=C.device)
         sum_b = b.detach().sum(-1).expand(B) if b is not None else torch.ones(B, dtype=C.dtype, device=C.device)
@@ -277,6 +275,4 @@ def partial_sinkhorn2(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, 
                              f"weight 0 and the gradient with respect to a, b and mass is not finite there; "
                              f"transport less mass, use sinkhorn2 for a balanced problem, or detach a, b and mass")
     from ._ot_grad import PartialSinkhorn2
-    opts = dict(max_iter=max_iter, tol=tol, stop=stop)
-    out = PartialSinkhorn2.apply(C3, a, b, mass_t, mask, eps, dummy, value, opts)
-    return out if batched else out[0]
+    return PartialSinkhorn2.apply(C, a, b, mass_t, mask, eps, dummy, value, dict(max_iter=max_iter, tol=tol, stop=stop))
