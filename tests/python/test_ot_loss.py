@@ -263,8 +263,8 @@ def test_partial_gradients_tend_to_pots_exact_partial_ot():
         value, (gC, gs) = grads(lambda C, s: rematch.ot.partial_sinkhorn2(C, s, t64(a), t64(b), eps=eps,
                                                                           tol=1e-12, max_iter=10 ** 6), t64(C), t64(s))
         errors.append((abs(float(value) - exact), np.abs(gC.numpy() - plan).sum(), abs(float(gs) - slope)))
-    # measured: (6.3e-3, 0.27, 2.1e-3), (4.6e-4, 0.070, 1.9e-3), (1.5e-5, 0.018, 2.2e-4)
-    assert errors[-1][0] < 1e-4 and errors[-1][1] < 0.03 and errors[-1][2] < 1e-3
+    # measured: (8.7e-3, 0.42, 1.3e-2), (7.1e-4, 0.16, 1.8e-3), (7.0e-5, 0.015, 4.7e-6); the slope is 0.0397
+    assert errors[-1][0] < 2e-4 and errors[-1][1] < 0.03 and errors[-1][2] < 1e-4
     assert errors[0][0] > errors[1][0] > errors[2][0] and errors[0][1] > errors[1][1] > errors[2][1]
 
 
