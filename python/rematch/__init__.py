@@ -3,6 +3,8 @@ for NumPy arrays and PyTorch tensors (CPU or CUDA), shared with rematch through 
 
     rematch.ot.sinkhorn(C, a=None, b=None, *, eps, ...)          -> (P, info)
     rematch.ot.partial_sinkhorn(C, mass, a=None, b=None, *, eps, ...) -> (P, info)
+    rematch.ot.sinkhorn2(C, a=None, b=None, *, eps, ...)         -> loss (PyTorch; .backward() gives dC, da, db)
+    rematch.ot.partial_sinkhorn2(C, mass, a=None, b=None, *, eps, ...) -> loss (and d/dmass)
     rematch.eval.recall(sims, captions_per_image=5)              -> dict, as `rematch eval --json`
     rematch.eval.mean_average_precision(query, gallery, query_labels, gallery_labels) -> float
 

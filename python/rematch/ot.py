@@ -6,6 +6,10 @@ CPU with OpenMP, on a CUDA device with rematch's fused kernels (every sweep of a
 C is a NumPy array or a PyTorch tensor (CPU or CUDA), float32 or float64: one problem [n, m] or a batch
 [B, n, m]. The plan P comes back as the same kind of array, with C's dtype, on C's device; it shares rematch's
 memory (no copy), and a contiguous C is read in place. Python threads keep running while a problem is solved.
+
+sinkhorn2 and partial_sinkhorn2 are the same solves as PyTorch losses: the OT value (POT's <P, C>, or the entropic
+optimum) as a tensor with gradients with respect to C, the weights and the partial mass, taken at the converged
+plan and potentials (docs/ot.md §9).
 """
 from . import _arrays, _core
 

@@ -9,6 +9,10 @@ SIGNATURES = {
                          "domain='log')",
     rematch.ot.partial_sinkhorn: "(C, mass, a=None, b=None, *, eps, dummy='l2rm', mask=None, max_iter=1000, "
                                  "tol=1e-06, stop='potential')",
+    rematch.ot.sinkhorn2: "(C, a=None, b=None, *, eps, mask=None, value='linear', max_iter=1000, tol=None, "
+                          "stop='marginal', domain='log')",
+    rematch.ot.partial_sinkhorn2: "(C, mass, a=None, b=None, *, eps, dummy='l2rm', mask=None, value='linear', "
+                                  "max_iter=1000, tol=None, stop='marginal')",
     rematch.eval.recall: "(sims, captions_per_image=5)",
     rematch.eval.mean_average_precision: "(query, gallery, query_labels, gallery_labels)",
 }
