@@ -17,8 +17,6 @@ import warnings
 
 import torch
 
-from . import _core
-
 # Above this size k of the smaller side the adjoint system (9.3) is solved by conjugate gradients instead of a dense
 # Cholesky factorisation of its Schur complement: forming the k×k complement costs 2·n·k² flops and factoring it
 # k³/3, while a CG iteration costs two products with P (4·n·k) and CG needs about the square root of the
@@ -180,6 +178,22 @@ def _masked_cost(C, mask):
     return C if mask is None else torch.where(mask.bool(), C, torch.zeros((), dtype=C.dtype, device=C.device))
 
 
+def _finish_forward(ctx, value, Ph, f, g, P, C, a, b, mask, eps):
+    """The loss's value from a solve — W by (9.1) from the (augmented) plan Ph's marginals (no log of a zero entry),
+    or L = <P, C> over the real block P — after saving what the backward needs: C, Ph, f, g, the mask."""
+    if value == "entropic":
+        alpha, beta = Ph.sum(-1), Ph.sum(-2)
+        out = (torch.where(alpha > 0, f * alpha, torch.zeros_like(f)).sum(-1)
+               + torch.where(beta > 0, g * beta, torch.zeros_like(g)).sum(-1))
+    else:
+        out = (P * _masked_cost(C, mask)).sum((-2, -1))
+    ctx.save_for_backward(C, Ph, f, g, mask)
+    ctx.eps, ctx.value = eps, value
+    ctx.a_dim = a.dim() if a is not None else 0
+    ctx.b_dim = b.dim() if b is not None else 0
+    return out[0] if ctx.single else out
+
+
 class Sinkhorn2(torch.autograd.Function):
     """The balanced loss. Inputs C [n, m] or [B, n, m], a, b ([n] / [B, n] / None), mask; returns the value, [B]
     for a batch."""
@@ -191,17 +205,7 @@ class Sinkhorn2(torch.autograd.Function):
         P, f, g = _solved(op, opts, ot.sinkhorn, C, a, b, eps=eps, mask=mask, **opts)
         ctx.single = C.dim() == 2
         C = C.unsqueeze(0) if ctx.single else C
-        alpha, beta = P.sum(-1), P.sum(-2)
-        if value == "entropic":  # (9.1), from the marginals: no log of a zero entry
-            out = (torch.where(alpha > 0, f * alpha, torch.zeros_like(f)).sum(-1)
-                   + torch.where(beta > 0, g * beta, torch.zeros_like(g)).sum(-1))
-        else:
-            out = (P * _masked_cost(C, mask)).sum((-2, -1))
-        ctx.save_for_backward(C, P, f, g, mask)
-        ctx.eps, ctx.value = eps, value
-        ctx.a_dim = a.dim() if a is not None else 0
-        ctx.b_dim = b.dim() if b is not None else 0
-        return out[0] if ctx.single else out
+        return _finish_forward(ctx, value, P, f, g, P, C, a, b, mask, eps)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -268,18 +272,8 @@ class PartialSinkhorn2(torch.autograd.Function):
         # The corner cost A: max C over the whole real block for "l2rm" (ot/partial.cpp), 0 for "zero".
         corner = C.detach().amax((-2, -1)) if dummy == "l2rm" else torch.zeros(C.shape[0], dtype=C.dtype,
                                                                                device=C.device)
-        Ph = _dummy_plan(P, f, g, corner, eps)
-        if value == "entropic":  # (9.1) on the augmented problem
-            alpha, beta = Ph.sum(-1), Ph.sum(-2)
-            out = (torch.where(alpha > 0, f * alpha, torch.zeros_like(f)).sum(-1)
-                   + torch.where(beta > 0, g * beta, torch.zeros_like(g)).sum(-1))
-        else:
-            out = (P * _masked_cost(C, mask)).sum((-2, -1))
-        ctx.save_for_backward(C, Ph, f, g, mask)
-        ctx.eps, ctx.value, ctx.dummy = eps, value, dummy
-        ctx.a_dim = a.dim() if a is not None else 0
-        ctx.b_dim = b.dim() if b is not None else 0
-        return out[0] if ctx.single else out
+        ctx.dummy = dummy
+        return _finish_forward(ctx, value, _dummy_plan(P, f, g, corner, eps), f, g, P, C, a, b, mask, eps)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -320,4 +314,3 @@ class PartialSinkhorn2(torch.autograd.Function):
 
 
 __all__ = ["Sinkhorn2", "PartialSinkhorn2", "adjoint"]
-_ = _core  # the compiled module is loaded with the package
