@@ -402,8 +402,9 @@ def test_the_graph_is_one_node_whatever_the_sweeps(sweeps):
 
 # ---- errors ---------------------------------------------------------------------------------------------------
 
-C0 = torch.rand(5, 4, dtype=torch.float64)
-U5, U4 = torch.full((5,), 0.2, dtype=torch.float64), torch.full((4,), 0.25, dtype=torch.float64)
+if torch is not None:  # (the module is skipped without PyTorch, but still imported)
+    C0 = torch.rand(5, 4, dtype=torch.float64)
+    U5, U4 = torch.full((5,), 0.2, dtype=torch.float64), torch.full((4,), 0.25, dtype=torch.float64)
 
 
 @pytest.mark.parametrize("call,error,message", [
