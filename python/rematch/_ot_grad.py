@@ -288,11 +288,9 @@ class PartialSinkhorn2(torch.autograd.Function):
             Gd = g
         else:  # (9.3), (9.4): N = [[C, 0], [0, 0]]
             P64 = Ph.double()
-            N = torch.zeros_like(P64)
-            N[:, :n, :m] = _masked_cost(C, mask).double()
+            N = torch.nn.functional.pad(_masked_cost(C, mask).double(), (0, 1, 0, 1))
             G_hat, F, Gd = _linear_backward(P64, N, ctx.eps)
-            G_hat = G_hat.clone()
-            G_hat[:, :n, :m] += P64[:, :n, :m]  # ∂L/∂N on the real block
+            G_hat[:, :n, :m] += P64[:, :n, :m]  # ∂L/∂N on the real block (G_hat is a fresh tensor)
         grad_C = grad_a = grad_b = grad_mass = None
         # â = [a; Σb − s], b̂ = [b; Σa − s] (docs/ot.md §3.1): ∂/∂a_i = F_i + G_m, ∂/∂b_j = G_j + F_n,
         # ∂/∂s = −(F_n + G_m): the multiplier of the mass constraint (docs/ot.md §9.5).
