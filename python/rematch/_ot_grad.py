@@ -148,9 +148,9 @@ def adjoint(P, r, c):
     Pt = P.transpose(-1, -2)
     rhs = c - torch.bmm(Pt, (r * alpha_inv).unsqueeze(-1)).squeeze(-1)
     if P.shape[-1] <= DENSE_LIMIT:
-        S = -torch.bmm(Pt * alpha_inv.unsqueeze(-2), P)
+        S = beta.unsqueeze(-1) * beta.unsqueeze(-2) / beta.sum(-1).view(-1, 1, 1)
         S.diagonal(dim1=-2, dim2=-1).add_(beta + (beta == 0).to(P.dtype))
-        S += beta.unsqueeze(-1) * beta.unsqueeze(-2) / beta.sum(-1).view(-1, 1, 1)
+        S.baddbmm_(Pt, P * alpha_inv.unsqueeze(-1), alpha=-1)
         y = _solve_spd(S, rhs)
     else:
         y = _schur_cg(P, alpha_inv, beta, rhs)
@@ -158,12 +158,22 @@ def adjoint(P, r, c):
     return x, y
 
 
-def _linear_backward(P, N, eps):
-    """For the linear value L = <P, N> of each problem (P, N [B, n, m] float64): (G, x, y) with G = ∂L/∂Ĉ =
-    P∘(x ⊕ y − N)/ε and x = ∂L/∂â, y = ∂L/∂b̂ (9.4); ∂L/∂N = P is the caller's."""
+def _linear_backward(P, N, eps, real=None):
+    """For the linear value L = <P, N> of each problem (P, N [B, n, m] float64): (G, x, y) with x = ∂L/∂â,
+    y = ∂L/∂b̂ and G = ∂L/∂Ĉ + ∂L/∂N = P∘(x ⊕ y − N + ε)/ε on the block where N is the cost (all of it, or the
+    top-left real = (n, m) block), P∘(x ⊕ y − N)/ε elsewhere (9.4). In place on one [B, n, m] buffer: the
+    batches here are up to 1024 augmented problems."""
     PN = P * N
     x, y = adjoint(P, PN.sum(-1), PN.sum(-2))
-    G = P * (x.unsqueeze(-1) + y.unsqueeze(-2) - N) / eps
+    del PN
+    G = x.unsqueeze(-1) + y.unsqueeze(-2)
+    G -= N
+    if real is None:
+        G += eps
+    else:
+        G[:, :real[0], :real[1]] += eps
+    G *= P
+    G /= eps
     return G, x, y
 
 
@@ -222,10 +232,9 @@ class Sinkhorn2(torch.autograd.Function):
             if need_b:
                 grad_b = w[:, :, 0] * _centred(g)
         else:  # (9.3), (9.4) with Ĉ = N = C: ∂L/∂C = P∘(x ⊕ y − C)/ε + P, ∂L/∂a = x, ∂L/∂b = y
-            P64 = P.double()
-            G, x, y = _linear_backward(P64, _masked_cost(C, mask).double(), ctx.eps)
+            G, x, y = _linear_backward(P.double(), _masked_cost(C, mask).double(), ctx.eps)
             if need_C:
-                grad_C = (w * (G + P64)).to(C.dtype)
+                grad_C = (w * G).to(C.dtype)
             if need_a:
                 grad_a = (w[:, :, 0] * _centred(x)).to(C.dtype)
             if need_b:
@@ -287,10 +296,8 @@ class PartialSinkhorn2(torch.autograd.Function):
             F = f + ctx.eps
             Gd = g
         else:  # (9.3), (9.4): N = [[C, 0], [0, 0]]
-            P64 = Ph.double()
             N = torch.nn.functional.pad(_masked_cost(C, mask).double(), (0, 1, 0, 1))
-            G_hat, F, Gd = _linear_backward(P64, N, ctx.eps)
-            G_hat[:, :n, :m] += P64[:, :n, :m]  # ∂L/∂N on the real block (G_hat is a fresh tensor)
+            G_hat, F, Gd = _linear_backward(Ph.double(), N, ctx.eps, real=(n, m))
         grad_C = grad_a = grad_b = grad_mass = None
         # â = [a; Σb − s], b̂ = [b; Σa − s] (docs/ot.md §3.1): ∂/∂a_i = F_i + G_m, ∂/∂b_j = G_j + F_n,
         # ∂/∂s = −(F_n + G_m): the multiplier of the mass constraint (docs/ot.md §9.5).
