@@ -78,7 +78,7 @@ def _solved(op, opts, solver, C, *args, **kw):
     except (ValueError, TypeError) as e:
         raise type(e)(f"{op}: {e}") from e
     _warn_unconverged(op, info, opts["tol"], opts["max_iter"])
-    P, f, g = P, info["f"], info["g"]
+    f, g = info["f"], info["g"]
     return (P[None], f[None], g[None]) if C.dim() == 2 else (P, f, g)
 
 

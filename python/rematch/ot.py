@@ -132,7 +132,7 @@ def partial_sinkhorn(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, m
 _VALUES = ("linear", "entropic")
 
 
-def _loss_setup(op, C, a, b, mask, eps, value, tol, stop, max_iter):
+def _loss_setup(op, C, a, b, mask, eps, value, tol):
     """Checks shared by the losses; returns (torch, eps, tol)."""
     from . import _ot_grad
     _ot_grad._check_tensor(C, "C", op)
@@ -202,7 +202,7 @@ def sinkhorn2(C, a=None, b=None, *, eps, mask=None, value="linear", max_iter=100
     refuses (shapes, NaN or inf costs and weights, unequal sums, option values).
     """
     op = "rematch.ot.sinkhorn2"
-    _, eps, tol = _loss_setup(op, C, a, b, mask, eps, value, tol, stop, max_iter)
+    _, eps, tol = _loss_setup(op, C, a, b, mask, eps, value, tol)
     from ._ot_grad import Sinkhorn2
     return Sinkhorn2.apply(C, a, b, mask, eps, value, dict(max_iter=max_iter, tol=tol, stop=stop, domain=domain))
 
@@ -262,7 +262,7 @@ def partial_sinkhorn2(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, 
     weight 0: not differentiable there).
     """
     op = "rematch.ot.partial_sinkhorn2"
-    torch, eps, tol = _loss_setup(op, C, a, b, mask, eps, value, tol, stop, max_iter)
+    torch, eps, tol = _loss_setup(op, C, a, b, mask, eps, value, tol)
     if dummy not in ("l2rm", "zero"):
         raise ValueError(f"{op}: dummy = {dummy!r} is not a dummy cost; use 'l2rm' or 'zero'")
     batched = C.dim() == 3
