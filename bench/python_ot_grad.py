@@ -20,7 +20,7 @@ same forward work; POT tests its marginal error every 10 sweeps, as it always do
 
 Each cell runs in a fresh process: the peak memory is the growth of the resident set (VmHWM, reset through
 /proc/self/clear_refs) over one forward + backward after a warm-up one, with allocations of 64 KiB and more
-mmapped (MALLOC_MMAP_THRESHOLD_), so that freed memory leaves the resident set; time is the median of the runs
+mmapped (mallopt), so that freed memory leaves the resident set; time is the median of the runs
 after it: --repeats of them, or as many as fill 2 s for short cases (at most 50); rematch at 1000 sweeps: the
 warm-up's time. A baseline whose autograd graph
 (memory linear in sweeps x problems) would pass --mem-budget runs part of the work — fewer problems (POT solves them
@@ -32,6 +32,8 @@ Run (CPU): PYTHONPATH=build/python OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE /us
 Prints the machine, then one markdown table.
 """
 import argparse
+import ctypes
+import ctypes.util
 import datetime
 import json
 import os
@@ -142,8 +144,13 @@ def run_child(case_name, impl, sweeps, problems, dev):
         return time.perf_counter() - start
 
     # Peak memory of one forward + backward after a warm-up (which pays the one-time allocations: thread pools,
-    # BLAS buffers). The child runs with a fixed mmap threshold (MALLOC_MMAP_THRESHOLD_, set by the parent), so
-    # what the warm-up freed went back to the system and the measured call's growth is its own.
+    # BLAS buffers), with glibc's mmap threshold fixed at 64 KiB: what the warm-up freed went back to the system,
+    # so the measured call's growth is its own. The timed runs then allocate as a long-running process does, from
+    # the heap below 32 MiB (the largest threshold glibc's dynamic rule reaches): mapping every temporary of a
+    # small problem afresh made its backward 20x slower.
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    M_MMAP_THRESHOLD = -3
+    libc.mallopt(M_MMAP_THRESHOLD, 64 * 1024)
     warm = once()
     if dev == "cuda":
         torch.cuda.reset_peak_memory_stats()
@@ -156,6 +163,7 @@ def run_child(case_name, impl, sweeps, problems, dev):
             f.write("5")  # resets VmHWM to the current resident set
         once()
         peak_mb = (rss_kb("VmHWM") - base) / 1024
+    libc.mallopt(M_MMAP_THRESHOLD, 32 * 2 ** 20)
     if impl == "rematch_10x":
         return {"time": warm, "peak_mb": peak_mb}
     # On a shared machine a run can wait out a descheduled thread: short cases run at least --repeats times and
@@ -171,8 +179,7 @@ def run_child(case_name, impl, sweeps, problems, dev):
 def child(case_name, impl, sweeps, problems):
     cmd = [sys.executable, os.path.abspath(__file__), "--child", case_name, impl, str(sweeps), str(problems),
            "--device", args.device, "--threads", str(args.threads), "--repeats", str(args.repeats)]
-    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(out.stdout.strip().splitlines()[-1])
