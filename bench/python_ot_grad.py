@@ -34,10 +34,8 @@ Prints the machine, then one markdown table.
 import argparse
 import ctypes
 import ctypes.util
-import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -208,30 +206,10 @@ def megabytes(mb):
     return f"{mb / 1024:.3g} GiB" if mb >= 1024 else f"{mb:.3g} MiB"
 
 
-def machine():
-    import numpy as np
-    import torch
-    try:
-        import ot
-        pot = ot.__version__
-    except ImportError:
-        pot = "not installed"
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                           text=True).stdout.strip()
-    lines = [f"date {datetime.date.today()}, commit {commit}{' (+ uncommitted changes in the tree)' if dirty else ''}",
-             f"{platform.node()}: {cpu}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start",
-             f"threads {args.threads} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
-             f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}); Python {platform.python_version()}, "
-             f"NumPy {np.__version__}, PyTorch {torch.__version__}, POT {pot}"]
-    if args.device == "cuda":
-        lines.append(f"device {torch.cuda.get_device_name(0)}")
-    return lines
-
-
 def main():
-    for line in machine():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import python_ot  # its description of the machine (date, commit, CPU, load, threads, versions, device)
+    for line in python_ot.machine(args):
         print(line)
     try:
         import ot
