@@ -1,10 +1,12 @@
 #include "autograd/gradcheck.h"
 
 #include <cmath>
+#include <random>
 #include <sstream>
 
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
+#include "autograd/ops.h"
 
 namespace rematch {
 
@@ -72,6 +74,39 @@ GradcheckResult gradcheck(const std::function<Tensor(const TensorList&)>& f, con
     }
   }
   return result;
+}
+
+GradcheckResult gradgradcheck(const std::function<Tensor(const TensorList&)>& f, const TensorList& inputs,
+                              const GradcheckOptions& options, uint32_t seed) {
+  Tensor y0;
+  {
+    NoGradGuard no_grad;
+    y0 = f(inputs);
+  }
+  REMATCH_CHECK(y0.defined(), "gradgradcheck: f returned an undefined tensor");
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<double> v(static_cast<size_t>(y0.numel()));
+  for (double& e : v) e = uniform(rng);
+  TensorList all = inputs;
+  all.push_back(kernels::reshape(from_vector(v, {y0.numel()}), y0.sizes()));
+  const size_t n = inputs.size();
+  // gradcheck calls G with grad mode off for the differences (then the gradient is computed without a graph)
+  // and on for the analytic Jacobian (then it is recorded).
+  auto gradient = [&f, n](const TensorList& xs) {
+    const bool create_graph = grad_enabled();
+    GradModeGuard record_f(true);
+    const TensorList x(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(n));
+    GradOptions options;
+    options.create_graph = create_graph;
+    options.allow_unused = true;
+    const TensorList g = grad({f(x)}, x, {xs[n]}, options);
+    TensorList flat;
+    for (size_t k = 0; k < n; ++k)
+      flat.push_back(g[k].defined() ? reshape(g[k], {-1}) : zeros({x[k].numel()}, DType::Float64));
+    return cat(flat, 0);
+  };
+  return gradcheck(gradient, all, options);
 }
 
 }  // namespace rematch

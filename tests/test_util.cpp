@@ -58,6 +58,13 @@ Tensor random_index(const Shape& shape, int64_t high, uint32_t seed, DType dtype
   return ::testing::AssertionFailure() << r.message;
 }
 
+::testing::AssertionResult passes_gradgradcheck(const std::function<Tensor(const TensorList&)>& f,
+                                                const TensorList& inputs, GradcheckOptions options) {
+  GradcheckResult r = gradgradcheck(f, inputs, options);
+  if (r.ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "gradgradcheck: " << r.message;
+}
+
 std::vector<Device> test_devices() {
   std::vector<Device> d{Device::cpu()};
   if (cuda_available()) d.push_back(Device::cuda(0));
