@@ -98,17 +98,19 @@ std::unordered_map<Node*, bool> leads_to_captures(const std::vector<Edge>& roots
 // accumulate into .grad; with them (grad) only the nodes that lead to a captured input run, and the gradients
 // reaching the captured slots are returned.
 TensorList run_graph(const std::vector<Edge>& roots, const TensorList& seeds, const Captures* captures,
-                     size_t n_inputs, bool retain_graph, bool create_graph) {
+                     const TensorList& inputs, bool allow_unused, bool retain_graph, bool create_graph) {
   GradModeGuard mode(create_graph);
 
   // Count, for every node reachable from the roots, how many edges point at it.
   std::unordered_map<Node*, int> dependencies;
   std::vector<Node*> stack;
+  bool freed = false;  // whether an earlier backward freed part of the graph (whose edges are then gone)
   for (const Edge& r : roots)
     if (dependencies.try_emplace(r.node.get(), 0).second) stack.push_back(r.node.get());
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
+    freed = freed || n->released();
     for (Edge& e : n->next_edges()) {
       if (!e.node) continue;
       auto [it, inserted] = dependencies.try_emplace(e.node.get(), 0);
@@ -116,10 +118,17 @@ TensorList run_graph(const std::vector<Edge>& roots, const TensorList& seeds, co
       if (inserted) stack.push_back(e.node.get());
     }
   }
+  // An input out of the graph's reach is refused before anything runs (and frees the graph).
+  if (captures && !allow_unused && !freed)
+    for (const auto& [n, caps] : *captures)
+      for (const Capture& c : caps)
+        REMATCH_CHECK(dependencies.count(n), "grad: input ", c.input, " ", inputs[c.input].describe(),
+                      " was not used to compute the outputs (pass allow_unused to get an undefined gradient for it)");
   std::unordered_map<Node*, bool> leads;
   if (captures) leads = leads_to_captures(roots, *captures);
+  // A node freed by an earlier backward runs anyway, to say so (Node::apply).
   auto must_run = [&](Node* n) {
-    if (!captures) return true;
+    if (!captures || n->released()) return true;
     for (const Edge& e : n->next_edges())
       if (e.node && leads[e.node.get()]) return true;
     return false;
@@ -140,7 +149,7 @@ TensorList run_graph(const std::vector<Edge>& roots, const TensorList& seeds, co
     if (!queued && dependencies[r.node.get()] == 0) ready.push_back(r.node);
   }
 
-  TensorList captured(n_inputs);
+  TensorList captured(inputs.size());
   while (!ready.empty()) {
     std::shared_ptr<Node> node = ready.back();
     ready.pop_back();
@@ -249,7 +258,7 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph, bool cr
                 " does not require grad (no input of the ops that made it requires grad)");
   const Tensor seed = seed_for("backward", root, grad);
   // The graph recorded by create_graph refers to the nodes below root (their saved outputs), so it keeps them.
-  run_graph({gradient_edge(root)}, {seed}, nullptr, 0, retain_graph || create_graph, create_graph);
+  run_graph({gradient_edge(root)}, {seed}, nullptr, {}, false, retain_graph || create_graph, create_graph);
 }
 
 TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs,
@@ -276,7 +285,7 @@ TensorList grad(const TensorList& outputs, const TensorList& inputs, const Tenso
     captures[e.node.get()].push_back({e.input_nr, i});
   }
   const bool retain = options.retain_graph.value_or(options.create_graph);
-  TensorList result = run_graph(roots, seeds, &captures, inputs.size(), retain, options.create_graph);
+  TensorList result = run_graph(roots, seeds, &captures, inputs, options.allow_unused, retain, options.create_graph);
   for (size_t i = 0; i < inputs.size(); ++i)
     REMATCH_CHECK(result[i].defined() || options.allow_unused, "grad: input ", i, " ", inputs[i].describe(),
                   " was not used to compute the outputs (pass allow_unused to get an undefined gradient for it)");

@@ -78,11 +78,13 @@ GradcheckResult gradcheck(const std::function<Tensor(const TensorList&)>& f, con
 
 GradcheckResult gradgradcheck(const std::function<Tensor(const TensorList&)>& f, const TensorList& inputs,
                               const GradcheckOptions& options, uint32_t seed) {
-  Tensor y0;
-  {
-    NoGradGuard no_grad;
-    y0 = f(inputs);
+  TensorList leaves;
+  for (const Tensor& x : inputs) {
+    REMATCH_CHECK(x.defined() && is_floating(x.dtype()), "gradgradcheck: inputs must be floating, got ",
+                  x.defined() ? x.describe() : "undefined");
+    leaves.push_back(kernels::clone(x).requires_grad_(true));
   }
+  const Tensor y0 = f(leaves);  // for the shape of v (f may take gradients itself)
   REMATCH_CHECK(y0.defined(), "gradgradcheck: f returned an undefined tensor");
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
