@@ -70,7 +70,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
   // The backward keeps x̂ (not x) and x's place in the graph. With create_graph these formulas are
   // differentiated as functions of x and γ: x − mean = x̂ / inv_std stands for x in the graph (a shift by a
   // constant, which changes no derivative), x̂ and inv_std are recomputed from it (in training from its batch
-  // statistics, in eval mode from the running ones) and γ is the weight, all recorded.
+  // statistics, in eval mode from the running ones) and γ is the weight, all recorded. x̂ and inv_std keep their
+  // saved values and take the recomputation's place in the graph, so the gradient is the same to the last bit.
   return record("batch_norm", {x, weight, bias}, y,
                 [xhat = n.xhat, inv_std = n.inv_std, gamma, weight, x_meta = x.impl()->autograd, stat_shape, dims,
                  training, eps, need_x = x.requires_grad(), need_w = weight.defined() && weight.requires_grad(),
@@ -82,10 +83,11 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
                     const Tensor centred = with_autograd_meta(div(xhat, inv_std), x_meta);
                     if (training) {
                       const Tensor c0 = sub(centred, mean(centred, dims, true));
-                      s = rsqrt(add(mean(square(c0), dims, true), eps));
-                      xh = mul(c0, s);
+                      const Tensor s_graph = rsqrt(add(mean(square(c0), dims, true), eps));
+                      xh = with_autograd_meta(xhat, mul(c0, s_graph).impl()->autograd);
+                      s = with_autograd_meta(inv_std, s_graph.impl()->autograd);
                     } else {
-                      xh = mul(centred, s);
+                      xh = with_autograd_meta(xhat, mul(centred, s).impl()->autograd);
                     }
                     if (weight.defined()) gm = reshape(weight, stat_shape);
                   }
