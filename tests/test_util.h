@@ -28,6 +28,12 @@ Tensor random_index(const Shape& shape, int64_t high, uint32_t seed = 0, DType d
 ::testing::AssertionResult passes_gradgradcheck(const std::function<Tensor(const TensorList&)>& f,
                                                 const TensorList& inputs, GradcheckOptions options = {});
 
+// Second derivatives of f at `inputs` (moved to `device`), for comparing devices: with an upstream gradient v of
+// f's output shape and weights w_k of each gradient's shape (random, from `seed`), the gradient of
+// Σ_k <∂f/∂x_k(v), w_k> w.r.t. every input and v, returned on the host (undefined where zero by construction).
+TensorList second_derivatives(const std::function<Tensor(const TensorList&)>& f, const TensorList& inputs,
+                              Device device, uint32_t seed = 0);
+
 // cpu, then cuda:0 when a device is present.
 std::vector<Device> test_devices();
 
