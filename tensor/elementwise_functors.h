@@ -186,8 +186,8 @@ template <class T> REMATCH_HOST_DEVICE T magnitude(T v) { return v < T(0) ? -v :
 // zeta function computed as Cephes' zeta does (PyTorch's polygamma for n ≥ 2, aten/src/ATen/native/Math.h): the
 // terms (x+k)^-(n+1) summed directly until x + k > 9 (and at least ten of them), then the Euler–Maclaurin
 // remainder with up to 12 Bernoulli terms. Powers are products, so CPU and CUDA differ only by rounding. The
-// poles x = 0, −1, −2, ... give torch's ±inf and +inf gives 0. An order that is not an integer in 0..64, and
-// arguments below −2^20 (whose direct sum would take over a million terms), give NaN.
+// poles x = 0, −1, −2, ... and −inf give torch's ±inf, +inf its NaN. An order that is not an integer in 0..64,
+// and finite arguments below −2^20 (whose direct sum would take over a million terms), give NaN.
 template <class M, class T> struct PolygammaScalar {
   int n;
   explicit PolygammaScalar(double sd)
@@ -198,9 +198,9 @@ template <class M, class T> struct PolygammaScalar {
     if (n == 1) return Trigamma<M, T>()(x);
     constexpr T inf = std::numeric_limits<T>::infinity();
     const T sign = n % 2 ? T(1) : T(-1);
-    if (n < 0 || !(x >= T(-1048576.0))) return std::numeric_limits<T>::quiet_NaN();  // NaN x too
-    if (x == inf) return sign * T(0);
-    if (x <= T(0) && is_integer(x)) return sign * inf;
+    if (n < 0 || x != x || x == inf) return std::numeric_limits<T>::quiet_NaN();  // torch's NaN at +inf too
+    if (x <= T(0) && is_integer(x)) return sign * inf;                           // the poles, and −inf
+    if (x < T(-1048576.0)) return std::numeric_limits<T>::quiet_NaN();
     T factorial = T(1);
     for (int k = 2; k <= n; ++k) factorial *= T(k);
     const int s = n + 1;
