@@ -114,7 +114,10 @@ TEST(SpecialFunctions, PolygammaAsTorchAndExact) {
     EXPECT_GE(near_torch, 85) << name;
   }
   // Order 1 is trigamma itself; an order that is not a whole number gives NaN.
-  EXPECT_EQ(values(kernels::scalar_op(kernels::ScalarOp::Polygamma, x, 1)), values(kernels::unary(UnaryOp::Trigamma, x)));
+  const std::vector<double> order1 = values(kernels::scalar_op(kernels::ScalarOp::Polygamma, x, 1));
+  const std::vector<double> tg = values(kernels::unary(UnaryOp::Trigamma, x));
+  for (size_t i = 0; i < tg.size(); ++i)
+    EXPECT_TRUE(std::isnan(tg[i]) ? std::isnan(order1[i]) : order1[i] == tg[i]) << "polygamma(1, " << a[i] << ")";
   const std::vector<double> half = values(kernels::scalar_op(kernels::ScalarOp::Polygamma, x, 1.5));
   EXPECT_TRUE(std::isnan(half[0]) && std::isnan(half[20]));
 }
