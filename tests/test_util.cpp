@@ -93,6 +93,21 @@ TensorList second_derivatives(const std::function<Tensor(const TensorList&)>& f,
   return h;
 }
 
+::testing::AssertionResult cuda_second_derivatives_match(const std::function<Tensor(const TensorList&)>& f,
+                                                         const TensorList& inputs, uint32_t seed, double atol,
+                                                         double rtol) {
+  const TensorList cpu = second_derivatives(f, inputs, Device::cpu(), seed);
+  const TensorList gpu = second_derivatives(f, inputs, Device::cuda(0), seed);
+  for (size_t k = 0; k < cpu.size(); ++k) {
+    if (cpu[k].defined() != gpu[k].defined())
+      return ::testing::AssertionFailure() << "input " << k << ": a second derivative on one device only";
+    if (!cpu[k].defined()) continue;
+    ::testing::AssertionResult close = all_close(gpu[k], cpu[k], atol, rtol);
+    if (!close) return ::testing::AssertionFailure() << "input " << k << ": " << close.message();
+  }
+  return ::testing::AssertionSuccess();
+}
+
 std::vector<Device> test_devices() {
   std::vector<Device> d{Device::cpu()};
   if (cuda_available()) d.push_back(Device::cuda(0));

@@ -33,6 +33,10 @@ Tensor random_index(const Shape& shape, int64_t high, uint32_t seed = 0, DType d
 // Σ_k <∂f/∂x_k(v), w_k> w.r.t. every input and v, returned on the host (undefined where zero by construction).
 TensorList second_derivatives(const std::function<Tensor(const TensorList&)>& f, const TensorList& inputs,
                               Device device, uint32_t seed = 0);
+// second_derivatives on cuda:0 against the CPU's, entry by entry within atol + rtol·|CPU|.
+::testing::AssertionResult cuda_second_derivatives_match(const std::function<Tensor(const TensorList&)>& f,
+                                                         const TensorList& inputs, uint32_t seed,
+                                                         double atol = 1e-10, double rtol = 1e-9);
 
 // cpu, then cuda:0 when a device is present.
 std::vector<Device> test_devices();

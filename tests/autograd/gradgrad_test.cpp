@@ -66,6 +66,17 @@ TEST(GradGradCheck, CatchesAWrongSecondDerivative) {
   EXPECT_NE(r.message.find("analytic 0 vs numeric"), std::string::npos) << r.message;
 }
 
+// The helper the CUDA twins compare with (test_util.h), on the CPU where the answer is known: for y = x³,
+// s = Σ 3x²·v·w, so ∂s/∂x = 6x·v·w and ∂s/∂v = 3x²·w.
+TEST(GradGradHelper, SecondDerivativesOfACube) {
+  const Tensor x = uniform({4}, 143);
+  const TensorList h = second_derivatives([](const TensorList& t) { return pow(t[0], 3.0); }, {x}, Device::cpu(), 3);
+  ASSERT_EQ(h.size(), 2u);
+  const Tensor v = random_tensor({4}, DType::Float64, 3), w = random_tensor({4}, DType::Float64, 4);
+  EXPECT_TRUE(all_close(h[0], mul(mul(mul(x, 6.0), v), w), 1e-14, 1e-14));
+  EXPECT_TRUE(all_close(h[1], mul(mul(square(x), 3.0), w), 1e-14, 1e-14));
+}
+
 TEST(GradGradZeroRows, L2NormalizeSecondDerivativeIsFiniteAtAZeroRow) {
   // y = x / (||x|| + eps) at x = 0: the first derivative is 1/eps (the norm's subgradient 0), and the second
   // has no 0/0 in it.

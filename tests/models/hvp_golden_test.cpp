@@ -15,6 +15,7 @@
 #include "model_test_util.h"
 #include "models/cost_net.h"
 #include "models/sgraf_model.h"
+#include "sgraf_fixture.h"
 #include "nn/functional.h"
 
 namespace rematch::models {
@@ -25,20 +26,6 @@ const std::string kHvp = std::string(REMATCH_FIXTURES) + "/hvp/";
 
 Tensor load(const std::string& path) { return load_npy(path + ".npy"); }
 
-SgrafConfig fixture_config(SimilarityModule module) {
-  SgrafConfig c;  // the DIMS of sgraf_reference.py
-  c.module = module;
-  c.vocab_size = 30;
-  c.img_dim = 12;
-  c.word_dim = 10;
-  c.embed_size = 16;
-  c.sim_dim = 8;
-  c.num_regions = 6;
-  c.sgr_step = 3;
-  c.dropout = 0.0;
-  return c;
-}
-
 struct Net {
   std::unique_ptr<SgrafModel> model;
   Tensor images, captions, lengths;
@@ -47,7 +34,7 @@ struct Net {
 Net fixture_net(SimilarityModule module) {
   const std::string dir = kSgraf + (module == SimilarityModule::SGR ? "sgr/" : "saf/");
   Net net;
-  net.model = std::make_unique<SgrafModel>(fixture_config(module), DType::Float64);
+  net.model = std::make_unique<SgrafModel>(sgraf_fixture_config(module), DType::Float64);
   nn::StateDict state;
   for (const auto& [name, t] : net.model->state_dict()) state.emplace_back(name, load(dir + name));
   net.model->load_state_dict(state);
