@@ -44,7 +44,7 @@ run() {
   case "$case" in
     sgr_step | saf_step)
       "$dir/bench/sgraf_step_bench" --dims=reduced --benchmark_filter="^${case}/" --benchmark_format=json >"$out" ;;
-    *) "$dir/bench/gru_bench" --benchmark_filter="^${case}\$" --benchmark_format=json >"$out" ;;
+    *) "$dir/bench/gru_bench" --benchmark_filter="^${case}/" --benchmark_format=json >"$out" ;;
   esac
 }
 
