@@ -74,15 +74,18 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
 
 // The same view of a zeros tensor shaped like x is where the gradient belongs.
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
-  return picked({"slice", "slice_backward"}, x, [dim, start, end, step](const Tensor& t) { return kernels::slice(t, dim, start, end, step); });
+  return picked({"slice", "slice_backward"}, x,
+                [dim, start, end, step](const Tensor& t) { return kernels::slice(t, dim, start, end, step); });
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
-  return picked({"narrow", "narrow_backward"}, x, [dim, start, length](const Tensor& t) { return kernels::narrow(t, dim, start, length); });
+  return picked({"narrow", "narrow_backward"}, x,
+                [dim, start, length](const Tensor& t) { return kernels::narrow(t, dim, start, length); });
 }
 
 Tensor select(const Tensor& x, int64_t dim, int64_t index) {
-  return picked({"select", "select_backward"}, x, [dim, index](const Tensor& t) { return kernels::select(t, dim, index); });
+  return picked({"select", "select_backward"}, x,
+                [dim, index](const Tensor& t) { return kernels::select(t, dim, index); });
 }
 
 Tensor expand(const Tensor& x, const Shape& shape) {

@@ -33,7 +33,8 @@ inline std::vector<OpCase> elementwise_cases() {
   using F = std::function<Tensor(const TensorList&)>;
   auto unary = [](std::string name, F f, Tensor x) { return OpCase{std::move(name), std::move(f), {std::move(x)}}; };
   return {
-      {"add_broadcast", [](const TensorList& x) { return add(x[0], x[1]); }, {uniform({3, 1, 4}, 1), uniform({2, 1}, 2)}},
+      {"add_broadcast", [](const TensorList& x) { return add(x[0], x[1]); },
+       {uniform({3, 1, 4}, 1), uniform({2, 1}, 2)}},
       {"sub_broadcast", [](const TensorList& x) { return sub(x[0], x[1]); }, {uniform({4}, 3), uniform({3, 4}, 4)}},
       {"mul_broadcast_transposed", [](const TensorList& x) { return mul(transpose(x[0], 0, 1), x[1]); },
        {uniform({4, 3}, 5), uniform({1, 4}, 6)}},
@@ -125,7 +126,8 @@ inline std::vector<OpCase> reduce_cases() {
 
 inline std::vector<OpCase> matmul_cases() {
   return {
-      {"matmul_2d_2d", [](const TensorList& x) { return matmul(x[0], x[1]); }, {uniform({3, 4}, 60), uniform({4, 2}, 61)}},
+      {"matmul_2d_2d", [](const TensorList& x) { return matmul(x[0], x[1]); },
+       {uniform({3, 4}, 60), uniform({4, 2}, 61)}},
       {"matmul_square_of_itself", [](const TensorList& x) { return matmul(x[0], transpose(x[0], 0, 1)); },
        {uniform({3, 2}, 62)}},
       {"matmul_1d_2d", [](const TensorList& x) { return matmul(x[0], x[1]); }, {uniform({4}, 63), uniform({4, 3}, 64)}},
@@ -147,14 +149,18 @@ inline std::vector<OpCase> shape_cases() {
       unary("reshape_view", [](const TensorList& x) { return square(view(reshape(x[0], {3, 2}), {6})); },
             uniform({2, 3}, 80)),
       unary("transpose_permute",
-            [](const TensorList& x) { return mul(permute(x[0], {2, 0, 1}), transpose(permute(x[0], {2, 0, 1}), 1, 2)); },
+            [](const TensorList& x) {
+              const Tensor p = permute(x[0], {2, 0, 1});
+              return mul(p, transpose(p, 1, 2));
+            },
             uniform({2, 2, 3}, 81)),
       unary("narrow", [](const TensorList& x) { return square(narrow(x[0], 1, 1, 2)); }, uniform({3, 4}, 82)),
       unary("slice_stepped", [](const TensorList& x) { return exp(slice(x[0], 1, 0, 5, 2)); }, uniform({2, 5}, 83)),
       unary("select", [](const TensorList& x) { return mul(select(x[0], 0, 1), select(x[0], 1, 2)); },
             uniform({3, 3}, 84)),
       unary("squeeze_unsqueeze_flatten",
-            [](const TensorList& x) { return square(flatten(unsqueeze(squeeze(x[0], 1), 0))); }, uniform({2, 1, 3}, 85)),
+            [](const TensorList& x) { return square(flatten(unsqueeze(squeeze(x[0], 1), 0))); },
+            uniform({2, 1, 3}, 85)),
       unary("expand", [](const TensorList& x) { return mul(expand(x[0], {3, 4}), expand(x[0], {3, 4})); },
             uniform({3, 1}, 86)),
       {"cat_stack",
@@ -221,7 +227,8 @@ inline std::vector<OpCase> sort_cases() {
       unary("sort", [](const TensorList& x) { return square(sort(x[0], 1, true).first); }, uniform({3, 5}, 120)),
       unary("sort_dim0", [](const TensorList& x) { return exp(sort(x[0], 0).first); }, uniform({4, 2}, 121)),
       unary("topk", [](const TensorList& x) { return square(topk(x[0], 2, 1).first); }, uniform({3, 5}, 122)),
-      unary("topk_smallest", [](const TensorList& x) { return exp(topk(x[0], 3, 0, false).first); }, uniform({5, 2}, 123)),
+      unary("topk_smallest", [](const TensorList& x) { return exp(topk(x[0], 3, 0, false).first); },
+            uniform({5, 2}, 123)),
   };
 }
 

@@ -61,15 +61,15 @@ inline std::vector<ModuleCase> module_cases() {
        },
        {draw({3, 4}, 7)}},
       {"batch_norm_training_nc",
-       [](const TensorList& x) {
-         return tanh(nn::batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), true));
-       },
+       [](const TensorList& x) { return tanh(nn::batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), true)); },
        {draw({4, 3}, 8), draw({3}, 9, 0.5, 1.5), draw({3}, 10)}},
       {"batch_norm_training_ncl",
        [](const TensorList& x) { return tanh(nn::batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), true)); },
        {draw({2, 3, 2}, 11), draw({3}, 12, 0.5, 1.5), draw({3}, 13)}},
       {"batch_norm_training_without_affine",
-       [](const TensorList& x) { return square(nn::batch_norm(transpose(x[0], 0, 1), Tensor(), Tensor(), Tensor(), Tensor(), true)); },
+       [](const TensorList& x) {
+         return square(nn::batch_norm(transpose(x[0], 0, 1), Tensor(), Tensor(), Tensor(), Tensor(), true));
+       },
        {draw({3, 4}, 14)}},
       {"batch_norm_eval",
        [](const TensorList& x) {
@@ -80,7 +80,8 @@ inline std::vector<ModuleCase> module_cases() {
        {draw({4, 3}, 15), draw({3}, 16, 0.5, 1.5), draw({3}, 17)}},
       {"gru_unidirectional", [](const TensorList& x) { return gru_outputs(x, {3, 1, 2}); },
        gru_inputs(3, 3, 2, 2, false, 18)},
-      {"gru_bidirectional", [](const TensorList& x) { return gru_outputs(x, {2, 3}); }, gru_inputs(2, 3, 2, 2, true, 19)},
+      {"gru_bidirectional", [](const TensorList& x) { return gru_outputs(x, {2, 3}); },
+       gru_inputs(2, 3, 2, 2, true, 19)},
       {"gru_input_transposed",
        [](const TensorList& x) {
          TensorList in = x;
