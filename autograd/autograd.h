@@ -1,5 +1,6 @@
 // autograd/: reverse-mode automatic differentiation over tensor/. The differentiable op API (ops.h), the
-// graph (node.h, record.h), the backward engine, grad mode and anomaly mode, and gradcheck.
+// graph (node.h, record.h), the backward engine with grad() and derivatives of any order (create_graph), grad
+// mode and anomaly mode, and gradcheck / gradgradcheck.
 // It knows nothing of modules, parameters or optimizers (nn/).
 #pragma once
 

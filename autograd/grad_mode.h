@@ -1,5 +1,6 @@
-// Switches of the autograd recorder: whether ops record a graph (NoGradGuard turns it off for a scope), and
-// anomaly mode, which checks every op's output (and every backward gradient) for NaN/Inf and names the op.
+// Switches of the autograd recorder: whether ops record a graph (NoGradGuard turns it off for a scope,
+// GradModeGuard sets it either way), and anomaly mode, which checks every op's output (and every backward
+// gradient) for NaN/Inf and names the op.
 #pragma once
 
 namespace rematch {
@@ -13,15 +14,20 @@ void set_anomaly_mode(bool on);
 bool in_backward();
 void set_in_backward(bool on);
 
-class NoGradGuard {
+class GradModeGuard {
  public:
-  NoGradGuard() : prev_(grad_enabled()) { set_grad_enabled(false); }
-  ~NoGradGuard() { set_grad_enabled(prev_); }
-  NoGradGuard(const NoGradGuard&) = delete;
-  NoGradGuard& operator=(const NoGradGuard&) = delete;
+  explicit GradModeGuard(bool on) : prev_(grad_enabled()) { set_grad_enabled(on); }
+  ~GradModeGuard() { set_grad_enabled(prev_); }
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
 
  private:
   bool prev_;
+};
+
+class NoGradGuard : public GradModeGuard {
+ public:
+  NoGradGuard() : GradModeGuard(false) {}
 };
 
 class AnomalyModeGuard {

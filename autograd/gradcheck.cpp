@@ -1,10 +1,12 @@
 #include "autograd/gradcheck.h"
 
 #include <cmath>
+#include <random>
 #include <sstream>
 
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
+#include "autograd/ops.h"
 
 namespace rematch {
 
@@ -72,6 +74,41 @@ GradcheckResult gradcheck(const std::function<Tensor(const TensorList&)>& f, con
     }
   }
   return result;
+}
+
+GradcheckResult gradgradcheck(const std::function<Tensor(const TensorList&)>& f, const TensorList& inputs,
+                              const GradcheckOptions& options, uint32_t seed) {
+  TensorList leaves;
+  for (const Tensor& x : inputs) {
+    REMATCH_CHECK(x.defined() && is_floating(x.dtype()), "gradgradcheck: inputs must be floating, got ",
+                  x.defined() ? x.describe() : "undefined");
+    leaves.push_back(kernels::clone(x).requires_grad_(true));
+  }
+  const Tensor y0 = f(leaves);  // for the shape of v (f may take gradients itself)
+  REMATCH_CHECK(y0.defined(), "gradgradcheck: f returned an undefined tensor");
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<double> v(static_cast<size_t>(y0.numel()));
+  for (double& e : v) e = uniform(rng);
+  TensorList all = inputs;
+  all.push_back(kernels::reshape(from_vector(v, {y0.numel()}), y0.sizes()));
+  const size_t n = inputs.size();
+  // gradcheck calls G with grad mode off for the differences (then the gradient is computed without a graph)
+  // and on for the analytic Jacobian (then it is recorded).
+  auto gradient = [&f, n](const TensorList& xs) {
+    const bool create_graph = grad_enabled();
+    GradModeGuard record_f(true);
+    const TensorList x(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(n));
+    GradOptions options;
+    options.create_graph = create_graph;
+    options.allow_unused = true;
+    const TensorList g = grad({f(x)}, x, {xs[n]}, options);
+    TensorList flat;
+    for (size_t k = 0; k < n; ++k)
+      flat.push_back(g[k].defined() ? reshape(g[k], {-1}) : zeros({x[k].numel()}, DType::Float64));
+    return cat(flat, 0);
+  };
+  return gradcheck(gradient, all, options);
 }
 
 }  // namespace rematch

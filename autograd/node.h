@@ -1,6 +1,9 @@
 // A Node is one recorded op of the backward graph: it maps the gradients of its outputs to the gradients of
 // its inputs. Edges point at the nodes that produced the inputs (or at a leaf's gradient accumulator).
 // Ops record themselves through `record()` (autograd/record.h); the engine (engine.cpp) walks the nodes.
+// A backward function normally computes with the differentiable op API, so that with create_graph its results
+// are recorded in turn (docs/design.md §3.5); one that cannot is marked once-differentiable, and
+// differentiating its results again is an error that names it.
 #pragma once
 
 #include <functional>
@@ -28,7 +31,7 @@ struct OutputInfo {
   Device device;
 };
 
-class Node {
+class Node : public std::enable_shared_from_this<Node> {
  public:
   Node(std::string name, BackwardFn fn) : name_(std::move(name)), fn_(std::move(fn)) {}
   virtual ~Node() = default;
@@ -43,6 +46,8 @@ class Node {
   // Drops the saved tensors after a backward pass without retain_graph.
   virtual void release();
   bool released() const { return released_; }
+  bool once_differentiable() const { return once_differentiable_; }
+  void set_once_differentiable() { once_differentiable_ = true; }
 
  protected:
   std::string name_;
@@ -51,7 +56,11 @@ class Node {
   std::vector<OutputInfo> outputs_;
   std::vector<std::weak_ptr<AutogradMeta>> retained_;
   bool released_ = false;
+  bool once_differentiable_ = false;
 };
+
+// The node whose backward function this thread is running (null outside the engine).
+Node* running_node();
 
 // The sink of a leaf tensor: adds incoming gradients into the leaf's .grad.
 class AccumulateGrad : public Node {

@@ -34,8 +34,6 @@ Tensor square(const Tensor& x);
 Tensor reciprocal(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
-Tensor lgamma(const Tensor& x);              // log|Γ(x)|, gradient ψ(x) (torch.lgamma)
-Tensor digamma(const Tensor& x);             // ψ(x), gradient ψ'(x) (torch.digamma)
 Tensor relu(const Tensor& x);                // gradient 0 at 0
 Tensor leaky_relu(const Tensor& x, double negative_slope);
 // Bounds may be NaN to mean "none"; gradient passes where min <= x <= max (PyTorch).
@@ -83,6 +81,12 @@ Tensor operator*(double s, const Tensor& a);
 Tensor operator/(double s, const Tensor& a);
 Tensor operator-(const Tensor& x);
 
+// ---- special functions (ops_special.cpp) --------------------------------------------------------------------
+Tensor lgamma(const Tensor& x);              // log|Γ(x)|, gradient ψ(x) (torch.lgamma)
+Tensor digamma(const Tensor& x);             // ψ(x), gradient ψ'(x) (torch.digamma)
+Tensor trigamma(const Tensor& x);            // ψ'(x) (torch.polygamma(1, x)), gradient ψ''(x)
+Tensor polygamma(int64_t n, const Tensor& x);  // ψ^(n)(x), n in 0..64 (torch.polygamma), gradient ψ^(n+1)(x)
+
 // ---- reductions (ops_reduce.cpp); empty `dims` reduces over everything -----------------------------------
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
@@ -127,6 +131,8 @@ Tensor pad(const Tensor& x, int64_t dim, int64_t before, int64_t after, double v
 
 // ---- index ops (ops_index.cpp); index tensors are int32 or int64 ------------------------------------------
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+// x with src's rows added at `index` along dim (repeated indices accumulate): index_select's backward.
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 // weight [V, D], ids of any shape -> [..., D]; the gradient sums rows of repeated ids.

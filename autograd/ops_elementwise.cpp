@@ -1,5 +1,6 @@
-// Elementwise differentiable ops. Each backward is written next to its forward with the same op API (grad
-// mode is off while the engine runs them). d/dx comments give the derivative being applied.
+// Elementwise differentiable ops. Each backward is written next to its forward with the same op API, so that
+// with create_graph it is recorded and differentiates again (autograd/record.h says what a backward captures).
+// d/dx comments give the derivative being applied. The special functions are in ops_special.cpp.
 #include <cmath>
 #include <limits>
 
@@ -41,7 +42,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   const bool ga = a.requires_grad(), gb = b.requires_grad();
   // d(ab)/da = b, d(ab)/db = a: keep only the operand the other side needs.
   return record("mul", {a, b}, y,
-                [a = gb ? a.detach() : Tensor(), b = ga ? b.detach() : Tensor(), sa = a.sizes(),
+                [a = gb ? a : Tensor(), b = ga ? b : Tensor(), sa = a.sizes(),
                  sb = b.sizes()](const TensorList& g) {
                   return TensorList{b.defined() ? sum_to(mul(g[0], b), sa) : Tensor(),
                                     a.defined() ? sum_to(mul(g[0], a), sb) : Tensor()};
@@ -52,9 +53,9 @@ Tensor div(const Tensor& a, const Tensor& b) {
   Tensor y = kernels::binary(BinaryOp::Div, a, b);
   // d(a/b)/da = 1/b, d(a/b)/db = -a/b² = -y/b.
   return record("div", {a, b}, y,
-                [b = b.detach(), y = y.detach(), sa = a.sizes(), sb = b.sizes()](const TensorList& g) {
+                [b, y = y.detach(), sa = a.sizes(), sb = b.sizes()](const TensorList& g) {
                   Tensor ga = div(g[0], b);
-                  return TensorList{sum_to(ga, sa), sum_to(neg(mul(ga, y)), sb)};
+                  return TensorList{sum_to(ga, sa), sum_to(neg(mul(ga, saved_output(y))), sb)};
                 });
 }
 
@@ -79,8 +80,8 @@ Tensor div(const Tensor& a, double s) { return mul(a, 1.0 / s); }
 Tensor rdiv(double s, const Tensor& a) {
   Tensor y = kernels::scalar_op(ScalarOp::RDiv, a, s);
   // d(s/a)/da = -s/a² = -y/a.
-  return record("rdiv_scalar", {a}, y, [a = a.detach(), y = y.detach()](const TensorList& g) {
-    return TensorList{neg(div(mul(g[0], y), a))};
+  return record("rdiv_scalar", {a}, y, [a, y = y.detach()](const TensorList& g) {
+    return TensorList{neg(div(mul(g[0], saved_output(y)), a))};
   });
 }
 
@@ -92,62 +93,62 @@ Tensor neg(const Tensor& x) {
 
 Tensor abs(const Tensor& x) {
   Tensor y = kernels::unary(UnaryOp::Abs, x);
-  return record("abs", {x}, y, [x = x.detach()](const TensorList& g) {
+  return record("abs", {x}, y, [x = x.detach()](const TensorList& g) {  // sign(x) is piecewise constant
     return TensorList{mul(g[0], kernels::unary(UnaryOp::Sign, x))};
   });
 }
 
 Tensor exp(const Tensor& x) {
   Tensor y = kernels::unary(UnaryOp::Exp, x);
-  return record("exp", {x}, y, [y = y.detach()](const TensorList& g) { return TensorList{mul(g[0], y)}; });
+  return record("exp", {x}, y,
+                [y = y.detach()](const TensorList& g) { return TensorList{mul(g[0], saved_output(y))}; });
 }
 
 Tensor log(const Tensor& x) {
   Tensor y = kernels::unary(UnaryOp::Log, x);
-  return record("log", {x}, y, [x = x.detach()](const TensorList& g) { return TensorList{div(g[0], x)}; });
+  return record("log", {x}, y, [x](const TensorList& g) { return TensorList{div(g[0], x)}; });
 }
 
 Tensor log1p(const Tensor& x) {
   Tensor y = kernels::unary(UnaryOp::Log1p, x);
-  return record("log1p", {x}, y,
-                [x = x.detach()](const TensorList& g) { return TensorList{div(g[0], add(x, 1.0))}; });
+  return record("log1p", {x}, y, [x](const TensorList& g) { return TensorList{div(g[0], add(x, 1.0))}; });
 }
 
 Tensor sqrt(const Tensor& x) {
   Tensor y = kernels::unary(UnaryOp::Sqrt, x);
   // d sqrt(x) = 1 / (2 sqrt(x)).
-  return record("sqrt", {x}, y,
-                [y = y.detach()](const TensorList& g) { return TensorList{div(g[0], mul(y, 2.0))}; });
+  return record("sqrt", {x}, y, [y = y.detach()](const TensorList& g) {
+    return TensorList{div(g[0], mul(saved_output(y), 2.0))};
+  });
 }
 
 Tensor rsqrt(const Tensor& x) {
   Tensor y = kernels::unary(UnaryOp::Rsqrt, x);
   // d x^-1/2 = -1/2 x^-3/2 = -y³/2.
   return record("rsqrt", {x}, y, [y = y.detach()](const TensorList& g) {
-    return TensorList{mul(g[0], mul(kernels::scalar_op(ScalarOp::Pow, y, 3.0), -0.5))};
+    return TensorList{mul(g[0], mul(pow(saved_output(y), 3.0), -0.5))};
   });
 }
 
 Tensor pow(const Tensor& x, double e) {
   Tensor y = kernels::scalar_op(ScalarOp::Pow, x, e);
   // d x^e = e x^(e-1).
-  return record("pow", {x}, y, [x = x.detach(), e](const TensorList& g) {
+  return record("pow", {x}, y, [x, e](const TensorList& g) {
     if (e == 0) return TensorList{zeros_like(g[0])};
-    return TensorList{mul(g[0], mul(kernels::scalar_op(ScalarOp::Pow, x, e - 1), e))};
+    return TensorList{mul(g[0], mul(pow(x, e - 1), e))};
   });
 }
 
 Tensor square(const Tensor& x) {
   Tensor y = kernels::unary(UnaryOp::Square, x);
-  return record("square", {x}, y,
-                [x = x.detach()](const TensorList& g) { return TensorList{mul(g[0], mul(x, 2.0))}; });
+  return record("square", {x}, y, [x](const TensorList& g) { return TensorList{mul(g[0], mul(x, 2.0))}; });
 }
 
 Tensor reciprocal(const Tensor& x) {
   Tensor y = kernels::unary(UnaryOp::Reciprocal, x);
   // d 1/x = -1/x² = -y².
   return record("reciprocal", {x}, y, [y = y.detach()](const TensorList& g) {
-    return TensorList{neg(mul(g[0], kernels::unary(UnaryOp::Square, y)))};
+    return TensorList{neg(mul(g[0], square(saved_output(y))))};
   });
 }
 
@@ -155,23 +156,7 @@ Tensor tanh(const Tensor& x) {
   Tensor y = kernels::unary(UnaryOp::Tanh, x);
   // d tanh = 1 - y².
   return record("tanh", {x}, y, [y = y.detach()](const TensorList& g) {
-    return TensorList{mul(g[0], kernels::scalar_op(ScalarOp::RSub, kernels::unary(UnaryOp::Square, y), 1.0))};
-  });
-}
-
-Tensor lgamma(const Tensor& x) {
-  Tensor y = kernels::unary(UnaryOp::Lgamma, x);
-  // d log Γ(x) = ψ(x).
-  return record("lgamma", {x}, y, [x = x.detach()](const TensorList& g) {
-    return TensorList{mul(g[0], kernels::unary(UnaryOp::Digamma, x))};
-  });
-}
-
-Tensor digamma(const Tensor& x) {
-  Tensor y = kernels::unary(UnaryOp::Digamma, x);
-  // d ψ(x) = ψ'(x), the trigamma function (a kernel without a gradient of its own: no second derivative).
-  return record("digamma", {x}, y, [x = x.detach()](const TensorList& g) {
-    return TensorList{mul(g[0], kernels::unary(UnaryOp::Trigamma, x))};
+    return TensorList{mul(g[0], rsub(1.0, square(saved_output(y))))};
   });
 }
 
@@ -179,7 +164,8 @@ Tensor sigmoid(const Tensor& x) {
   Tensor y = kernels::unary(UnaryOp::Sigmoid, x);
   // d σ = σ (1 - σ).
   return record("sigmoid", {x}, y, [y = y.detach()](const TensorList& g) {
-    return TensorList{mul(g[0], mul(y, kernels::scalar_op(ScalarOp::RSub, y, 1.0)))};
+    const Tensor s = saved_output(y);
+    return TensorList{mul(g[0], mul(s, rsub(1.0, s)))};
   });
 }
 
@@ -239,7 +225,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Tensor y = kernels::where(cond, a, b);
   return record("where", {a, b}, y, [cond = cond.detach(), sa = a.sizes(), sb = b.sizes()](const TensorList& g) {
     Tensor zero = like_scalar(g[0], 0.0);
-    return TensorList{sum_to(kernels::where(cond, g[0], zero), sa), sum_to(kernels::where(cond, zero, g[0]), sb)};
+    return TensorList{sum_to(where(cond, g[0], zero), sa), sum_to(where(cond, zero, g[0]), sb)};
   });
 }
 
@@ -273,17 +259,13 @@ Tensor to(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
   Tensor y = kernels::cast(x, dtype);
   if (!is_floating(dtype)) return y;
-  return record("to_dtype", {x}, y, [from = x.dtype()](const TensorList& g) {
-    return TensorList{kernels::cast(g[0], from)};
-  });
+  return record("to_dtype", {x}, y, [from = x.dtype()](const TensorList& g) { return TensorList{to(g[0], from)}; });
 }
 
 Tensor to(const Tensor& x, Device device) {
   if (x.device() == device) return x;
   Tensor y = kernels::to_device(x, device);
-  return record("to_device", {x}, y, [from = x.device()](const TensorList& g) {
-    return TensorList{kernels::to_device(g[0], from)};
-  });
+  return record("to_device", {x}, y, [from = x.device()](const TensorList& g) { return TensorList{to(g[0], from)}; });
 }
 
 Tensor clone(const Tensor& x) {

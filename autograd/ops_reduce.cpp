@@ -1,5 +1,6 @@
 // Differentiable reductions. The backward of a reduction broadcasts the output gradient back over the
-// reduced dims: `expand_back` reshapes it to the keepdim shape and expands it to the input's shape.
+// reduced dims: `expand_back` reshapes it to the keepdim shape and expands it to the input's shape (both
+// differentiable views, so the backwards differentiate again).
 #include <algorithm>
 #include <cmath>
 
@@ -39,7 +40,7 @@ int64_t reduced_count(const Shape& sizes, const std::vector<int64_t>& dims) {
 
 // g has the reduced shape (with or without kept dims): view it with kept dims, broadcast to `sizes`.
 Tensor expand_back(const Tensor& g, const Shape& sizes, const std::vector<int64_t>& dims) {
-  return kernels::expand(kernels::reshape(g, keepdim_shape(sizes, dims)), sizes);
+  return expand(reshape(g, keepdim_shape(sizes, dims)), sizes);
 }
 
 }  // namespace
@@ -92,7 +93,7 @@ static std::pair<Tensor, Tensor> extreme_with_index(const char* name, ReduceOp o
   Tensor v = record(name, {x}, values, [sizes = x.sizes(), idx = indices, d](const TensorList& g) {
     Shape keep = keepdim_shape(sizes, {d});
     Tensor zero = zeros(sizes, g[0].dtype(), g[0].device());
-    return TensorList{kernels::scatter_add(zero, d, kernels::reshape(idx, keep), kernels::reshape(g[0], keep))};
+    return TensorList{scatter_add(zero, d, kernels::reshape(idx, keep), reshape(g[0], keep))};
   });
   return {v, indices};
 }
@@ -113,9 +114,8 @@ Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim
   Tensor y = kernels::logsumexp(x, dims, keepdim);
   const std::vector<int64_t> d = wrapped_dims(dims, x.dim(), "logsumexp");
   // d/dx logΣexp = softmax(x) = exp(x - y).
-  return record("logsumexp", {x}, y, [x = x.detach(), y = y.detach(), d](const TensorList& g) {
-    Tensor p = kernels::unary(kernels::UnaryOp::Exp,
-                              kernels::binary(kernels::BinaryOp::Sub, x, expand_back(y, x.sizes(), d)));
+  return record("logsumexp", {x}, y, [x, y = y.detach(), d](const TensorList& g) {
+    Tensor p = exp(sub(x, expand_back(saved_output(y), x.sizes(), d)));
     return TensorList{mul(p, expand_back(g[0], x.sizes(), d))};
   });
 }
@@ -136,13 +136,12 @@ Tensor norm(const Tensor& x, int p, const std::vector<int64_t>& dims, bool keepd
                             kernels::reduce(ReduceOp::Sum, kernels::unary(kernels::UnaryOp::Square, x), dims, keepdim));
   const std::vector<int64_t> d = wrapped_dims(dims, x.dim(), "norm");
   // d||x|| = x / ||x||, and 0 where ||x|| = 0 (the subgradient PyTorch picks).
-  return record("norm", {x}, y, [x = x.detach(), y = y.detach(), d](const TensorList& g) {
-    Tensor y_full = expand_back(y, x.sizes(), d);
+  return record("norm", {x}, y, [x, y = y.detach(), d](const TensorList& g) {
+    Tensor y_full = expand_back(saved_output(y), x.sizes(), d);
     Tensor zero = zeros({}, x.dtype(), x.device());
-    Tensor safe = kernels::where(kernels::scalar_op(kernels::ScalarOp::Eq, y_full, 0.0),
-                                 ones({}, x.dtype(), x.device()), y_full);
-    Tensor dir = kernels::where(kernels::scalar_op(kernels::ScalarOp::Eq, y_full, 0.0), zero,
-                                kernels::binary(kernels::BinaryOp::Div, x, safe));
+    Tensor at_zero = eq(y_full, 0.0);
+    Tensor safe = where(at_zero, ones({}, x.dtype(), x.device()), y_full);
+    Tensor dir = where(at_zero, zero, div(x, safe));
     return TensorList{mul(dir, expand_back(g[0], x.sizes(), d))};
   });
 }

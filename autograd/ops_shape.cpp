@@ -1,7 +1,9 @@
 // Differentiable views and shape ops. A view's backward routes the gradient back to where the view's elements
 // sit in the input: shape changes reshape it back, transposes/permutes undo themselves, and views that drop
-// elements (slice, select, narrow) place it into zeros of the input's shape.
+// elements (slice, select, narrow) place it into zeros of the input's shape. Placing is itself an op whose
+// derivative is the same view again, so every backward here differentiates to any order.
 #include <algorithm>
+#include <functional>
 
 #include "autograd/ops.h"
 #include "autograd/record.h"
@@ -14,6 +16,32 @@ namespace {
 // gradient may be an expanded or transposed tensor that has no view of that shape.
 Tensor record_reshaping(const char* name, const Tensor& x, const Tensor& y) {
   return record(name, {x}, y, [shape = x.sizes()](const TensorList& g) { return TensorList{reshape(g[0], shape)}; });
+}
+
+// A view that picks some of x's elements (slice, narrow, select), as a kernels:: view.
+using Pick = std::function<Tensor(const Tensor&)>;
+
+// Names of a pick op and of its backward, the placing op.
+struct PickNames {
+  const char* pick;
+  const char* place;
+};
+
+Tensor picked(PickNames names, const Tensor& x, const Pick& pick);
+
+// The backward of a pick: g written where the picked elements sit in zeros of `shape`. Its own derivative picks
+// the same elements of the incoming gradient.
+Tensor placed(PickNames names, const Tensor& g, const Shape& shape, const Pick& pick) {
+  Tensor gx = zeros(shape, g.dtype(), g.device());
+  kernels::copy_(pick(gx), g);
+  return record(names.place, {g}, gx,
+                [names, pick](const TensorList& gg) { return TensorList{picked(names, gg[0], pick)}; });
+}
+
+Tensor picked(PickNames names, const Tensor& x, const Pick& pick) {
+  return record(names.pick, {x}, pick(x), [names, shape = x.sizes(), pick](const TensorList& g) {
+    return TensorList{placed(names, g[0], shape, pick)};
+  });
 }
 
 }  // namespace
@@ -44,32 +72,20 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
   return record("permute", {x}, y, [inverse](const TensorList& g) { return TensorList{permute(g[0], inverse)}; });
 }
 
+// The same view of a zeros tensor shaped like x is where the gradient belongs.
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
-  Tensor y = kernels::slice(x, dim, start, end, step);
-  // The same slice of a zeros tensor shaped like x is where the gradient belongs.
-  return record("slice", {x}, y, [shape = x.sizes(), dim, start, end, step](const TensorList& g) {
-    Tensor gx = zeros(shape, g[0].dtype(), g[0].device());
-    kernels::copy_(kernels::slice(gx, dim, start, end, step), g[0]);
-    return TensorList{gx};
-  });
+  return picked({"slice", "slice_backward"}, x,
+                [dim, start, end, step](const Tensor& t) { return kernels::slice(t, dim, start, end, step); });
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
-  Tensor y = kernels::narrow(x, dim, start, length);
-  return record("narrow", {x}, y, [shape = x.sizes(), dim, start, length](const TensorList& g) {
-    Tensor gx = zeros(shape, g[0].dtype(), g[0].device());
-    kernels::copy_(kernels::narrow(gx, dim, start, length), g[0]);
-    return TensorList{gx};
-  });
+  return picked({"narrow", "narrow_backward"}, x,
+                [dim, start, length](const Tensor& t) { return kernels::narrow(t, dim, start, length); });
 }
 
 Tensor select(const Tensor& x, int64_t dim, int64_t index) {
-  Tensor y = kernels::select(x, dim, index);
-  return record("select", {x}, y, [shape = x.sizes(), dim, index](const TensorList& g) {
-    Tensor gx = zeros(shape, g[0].dtype(), g[0].device());
-    kernels::copy_(kernels::select(gx, dim, index), g[0]);
-    return TensorList{gx};
-  });
+  return picked({"select", "select_backward"}, x,
+                [dim, index](const Tensor& t) { return kernels::select(t, dim, index); });
 }
 
 Tensor expand(const Tensor& x, const Shape& shape) {
@@ -125,7 +141,7 @@ TensorList split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim
     at += n;
   }
   // One node for all pieces; the engine fills the gradients of unused pieces with zeros.
-  return record("split", {x}, pieces, [d](const TensorList& g) { return TensorList{kernels::cat(g, d)}; });
+  return record("split", {x}, pieces, [d](const TensorList& g) { return TensorList{cat(g, d)}; });
 }
 
 TensorList split(const Tensor& x, int64_t split_size, int64_t dim) {

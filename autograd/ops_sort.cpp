@@ -1,6 +1,6 @@
 // Differentiable sorting. The values output is x gathered at the returned indices, so its gradient goes
-// back to those source positions (a scatter into zeros); the indices carry no gradient. argsort only returns
-// indices and is not recorded.
+// back to those source positions (a scatter into zeros, whose own derivative gathers again); the indices carry
+// no gradient. argsort only returns indices and is not recorded.
 #include "autograd/ops.h"
 #include "autograd/record.h"
 
@@ -13,7 +13,7 @@ namespace {
 BackwardFn scatter_to_source(const Tensor& indices, const Shape& x_shape, int64_t dim) {
   return [indices, x_shape, dim](const TensorList& g) {
     if (!g[0].defined()) return TensorList{Tensor()};
-    return TensorList{kernels::scatter_add(zeros(x_shape, g[0].dtype(), g[0].device()), dim, indices, g[0])};
+    return TensorList{scatter_add(zeros(x_shape, g[0].dtype(), g[0].device()), dim, indices, g[0])};
   };
 }
 

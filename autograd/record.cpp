@@ -1,13 +1,11 @@
 #include "autograd/record.h"
 
 #include "autograd/grad_mode.h"
+#include "autograd/ops.h"
 
 namespace rematch {
 
-namespace {
-
-// The edge for one input: its producing node, or the accumulator of a leaf that requires grad.
-Edge edge_for(const Tensor& t) {
+Edge gradient_edge(const Tensor& t) {
   if (!t.defined() || !t.requires_grad()) return {};
   AutogradMeta& meta = t.autograd_meta();
   if (meta.grad_fn) return {meta.grad_fn, meta.output_nr};
@@ -18,8 +16,6 @@ Edge edge_for(const Tensor& t) {
   }
   return {acc, 0};
 }
-
-}  // namespace
 
 bool has_non_finite(const Tensor& t) {
   if (!t.defined() || !is_floating(t.dtype()) || t.numel() == 0) return false;
@@ -34,7 +30,10 @@ bool any_requires_grad(const TensorList& inputs) {
   return false;
 }
 
-TensorList record(const char* name, const TensorList& inputs, const TensorList& outputs, BackwardFn backward) {
+namespace {
+
+TensorList record_node(const char* name, const TensorList& inputs, const TensorList& outputs, BackwardFn backward,
+                       bool once_differentiable) {
   if (anomaly_mode() && !in_backward()) {
     for (const Tensor& o : outputs)
       REMATCH_CHECK(!has_non_finite(o), "anomaly mode: op '", name, "' produced NaN or Inf in its output ",
@@ -42,7 +41,8 @@ TensorList record(const char* name, const TensorList& inputs, const TensorList& 
   }
   if (!any_requires_grad(inputs)) return outputs;
   auto node = std::make_shared<Node>(name, std::move(backward));
-  for (const Tensor& t : inputs) node->next_edges().push_back(edge_for(t));
+  if (once_differentiable) node->set_once_differentiable();
+  for (const Tensor& t : inputs) node->next_edges().push_back(gradient_edge(t));
   TensorList result;
   result.reserve(outputs.size());
   node->retained().resize(outputs.size());
@@ -62,8 +62,37 @@ TensorList record(const char* name, const TensorList& inputs, const TensorList& 
   return result;
 }
 
+}  // namespace
+
+TensorList record(const char* name, const TensorList& inputs, const TensorList& outputs, BackwardFn backward) {
+  return record_node(name, inputs, outputs, std::move(backward), false);
+}
+
 Tensor record(const char* name, const TensorList& inputs, const Tensor& output, BackwardFn backward) {
-  return record(name, inputs, TensorList{output}, std::move(backward))[0];
+  return record_node(name, inputs, TensorList{output}, std::move(backward), false)[0];
+}
+
+Tensor record_once_differentiable(const char* name, const TensorList& inputs, const Tensor& output,
+                                  BackwardFn backward) {
+  return record_node(name, inputs, TensorList{output}, std::move(backward), true)[0];
+}
+
+Tensor saved_output(const Tensor& output, int output_nr) {
+  if (!grad_enabled() || !output.defined() || !is_floating(output.dtype())) return output;
+  Node* node = running_node();
+  REMATCH_CHECK(node, "saved_output: called outside a backward function");
+  Tensor t = output.detach();
+  AutogradMeta& meta = t.autograd_meta();
+  meta.requires_grad = true;
+  meta.grad_fn = node->shared_from_this();
+  meta.output_nr = output_nr;
+  return t;
+}
+
+Tensor with_autograd_meta(const Tensor& data, const std::shared_ptr<AutogradMeta>& meta) {
+  Tensor t = data.detach();
+  t.impl()->autograd = meta;
+  return t;
 }
 
 Tensor sum_to(const Tensor& grad, const Shape& shape) {
@@ -73,8 +102,7 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < grad.dim(); ++d)
     if (d < lead || (shape[d - lead] == 1 && grad.sizes()[d] != 1)) dims.push_back(d);
-  Tensor summed = dims.empty() ? grad : kernels::reduce(kernels::ReduceOp::Sum, grad, dims, true);
-  return kernels::reshape(summed, shape);
+  return reshape(dims.empty() ? grad : sum(grad, dims, true), shape);
 }
 
 }  // namespace rematch

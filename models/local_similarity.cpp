@@ -31,12 +31,14 @@ Chunk compute_chunk(const Tensor& alpha, const Tensor& regions, const Tensor& wo
 }
 
 // Gradient of y = x / (‖x‖ + eps) along the last dim: g / (‖x‖ + eps) − x · Σ(g·x) / ((‖x‖ + eps)² ‖x‖),
-// with the second term 0 where ‖x‖ = 0 (as the l2_normalize op).
+// with the second term 0 where ‖x‖ = 0, written as the l2_normalize op's backward (autograd/ops_fused.cpp) so
+// that it differentiates again without a 0/0 at a zero row.
 Tensor l2_normalize_backward(const Tensor& g, const Tensor& x) {
-  const Tensor norm = sqrt(sum(square(x), {-1}, true));
-  const Tensor denom = add(norm, kNormEps);
-  Tensor coef = div(sum(mul(g, x), {-1}, true), mul(square(denom), norm));
-  coef = where(eq(norm, 0.0), zeros({}, coef.dtype(), coef.device()), coef);
+  const Tensor n = norm(x, 2, {-1}, true);
+  const Tensor denom = add(n, kNormEps);
+  const Tensor at_zero = eq(n, 0.0);
+  const Tensor d2n = where(at_zero, ones({}, n.dtype(), n.device()), mul(square(denom), n));
+  const Tensor coef = where(at_zero, zeros({}, n.dtype(), n.device()), div(sum(mul(g, x), {-1}, true), d2n));
   return sub(div(g, denom), mul(x, coef));
 }
 
@@ -82,16 +84,19 @@ Tensor local_similarity(const Tensor& alpha, const Tensor& regions, const Tensor
   const bool need_alpha = alpha.requires_grad(), need_regions = regions.requires_grad();
   const bool need_words = words.requires_grad(), need_weight = weight.requires_grad();
   const bool need_bias = bias.requires_grad();
-  // Saved: the inputs only. Every pair-level d-wide value is recomputed chunk by chunk.
+  // Saved: the inputs only. Every pair-level d-wide value is recomputed chunk by chunk. The backward is written
+  // with differentiable ops; with create_graph (grad mode on) the chunks' gradients for alpha and regions are
+  // concatenated, which records them, instead of being written into buffers.
   return record(
       who, {alpha, regions, words, weight, bias}, out,
-      [alpha = alpha.detach(), regions = regions.detach(), words = words.detach(), weight = weight.detach(), mask4,
-       zero, s, chunk, need_alpha, need_regions, need_words, need_weight, need_bias](const TensorList& grads) {
-        NoGradGuard no_grad;
+      [alpha, regions, words, weight, mask4, zero, s, chunk, need_alpha, need_regions, need_words, need_weight,
+       need_bias](const TensorList& grads) {
+        const bool record_graph = grad_enabled();
         const Tensor gy = where(mask4, grads[0], zero);  // padded rows pass no gradient
         Tensor g_alpha, g_regions, g_words, g_weight, g_bias;
-        if (need_alpha) g_alpha = empty(alpha.sizes(), alpha.dtype(), alpha.device());
-        if (need_regions) g_regions = empty(regions.sizes(), regions.dtype(), regions.device());
+        TensorList alpha_chunks, region_chunks;
+        if (need_alpha && !record_graph) g_alpha = empty(alpha.sizes(), alpha.dtype(), alpha.device());
+        if (need_regions && !record_graph) g_regions = empty(regions.sizes(), regions.dtype(), regions.device());
         if (need_words) g_words = zeros(words.sizes(), words.dtype(), words.device());
         if (need_weight) g_weight = zeros(weight.sizes(), weight.dtype(), weight.device());
         if (need_bias) g_bias = sum(gy, {0, 1, 2});
@@ -112,11 +117,19 @@ Tensor local_similarity(const Tensor& alpha, const Tensor& regions, const Tensor
           if (!need_alpha && !need_regions) continue;
           // a = l2n(raw), raw = α v: dα = d raw vᵀ, dv = αᵀ d raw.
           const Tensor g_raw = l2_normalize_backward(reshape(g_diff, {n, s.n_cap * s.n_word, s.d}), c.raw);
-          if (need_alpha)
-            kernels::copy_(narrow(g_alpha, 0, k0, n),
-                           reshape(matmul(g_raw, transpose(c.regions, 1, 2)), {n, s.n_cap, s.n_word, s.n_reg}));
-          if (need_regions) kernels::copy_(narrow(g_regions, 0, k0, n), matmul(transpose(c.alpha3, 1, 2), g_raw));
+          if (need_alpha) {
+            const Tensor ga = reshape(matmul(g_raw, transpose(c.regions, 1, 2)), {n, s.n_cap, s.n_word, s.n_reg});
+            if (record_graph) alpha_chunks.push_back(ga);
+            else kernels::copy_(narrow(g_alpha, 0, k0, n), ga);
+          }
+          if (need_regions) {
+            const Tensor gr = matmul(transpose(c.alpha3, 1, 2), g_raw);
+            if (record_graph) region_chunks.push_back(gr);
+            else kernels::copy_(narrow(g_regions, 0, k0, n), gr);
+          }
         }
+        if (!alpha_chunks.empty()) g_alpha = cat(alpha_chunks, 0);
+        if (!region_chunks.empty()) g_regions = cat(region_chunks, 0);
         return TensorList{g_alpha, g_regions, g_words, g_weight, g_bias};
       });
 }

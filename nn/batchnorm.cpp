@@ -67,20 +67,37 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
   //   dβ = Σ g,  dγ = Σ g·x̂,
   //   training: dx = γ·inv_std · (g − mean(g) − x̂·mean(g·x̂))   (the batch statistics depend on x),
   //   eval:     dx = γ·inv_std · g                              (running statistics are constants).
+  // The backward keeps x̂ (not x) and x's place in the graph. With create_graph these formulas are
+  // differentiated as functions of x and γ: x − mean = x̂ / inv_std stands for x in the graph (a shift by a
+  // constant, which changes no derivative), x̂ and inv_std are recomputed from it (in training from its batch
+  // statistics, in eval mode from the running ones) and γ is the weight, all recorded. x̂ and inv_std keep their
+  // saved values and take the recomputation's place in the graph, so the gradient is the same to the last bit.
   return record("batch_norm", {x, weight, bias}, y,
-                [xhat = n.xhat, inv_std = n.inv_std, gamma, dims, training, need_x = x.requires_grad(),
-                 need_w = weight.defined() && weight.requires_grad(),
+                [xhat = n.xhat, inv_std = n.inv_std, gamma, weight, x_meta = x.impl()->autograd, stat_shape, dims,
+                 training, eps, need_x = x.requires_grad(), need_w = weight.defined() && weight.requires_grad(),
                  need_b = bias.defined() && bias.requires_grad(), c](const TensorList& g) {
                   Tensor dx, dw, db;
                   const Tensor gy = g[0];
+                  Tensor xh = xhat, s = inv_std, gm = gamma;
+                  if (grad_enabled()) {
+                    const Tensor centred = with_autograd_meta(div(xhat, inv_std), x_meta);
+                    if (training) {
+                      const Tensor c0 = sub(centred, mean(centred, dims, true));
+                      const Tensor s_graph = rsqrt(add(mean(square(c0), dims, true), eps));
+                      xh = with_autograd_meta(xhat, mul(c0, s_graph).impl()->autograd);
+                      s = with_autograd_meta(inv_std, s_graph.impl()->autograd);
+                    } else {
+                      xh = with_autograd_meta(xhat, mul(centred, s).impl()->autograd);
+                    }
+                    if (weight.defined()) gm = reshape(weight, stat_shape);
+                  }
                   if (need_x) {
-                    const Tensor scale = gamma.defined() ? mul(gamma, inv_std) : inv_std;
+                    const Tensor scale = gm.defined() ? mul(gm, s) : s;
                     Tensor inner = gy;
-                    if (training)
-                      inner = sub(sub(gy, mean(gy, dims, true)), mul(xhat, mean(mul(gy, xhat), dims, true)));
+                    if (training) inner = sub(sub(gy, mean(gy, dims, true)), mul(xh, mean(mul(gy, xh), dims, true)));
                     dx = mul(inner, scale);
                   }
-                  if (need_w) dw = reshape(sum(mul(gy, xhat), dims), {c});
+                  if (need_w) dw = reshape(sum(mul(gy, xh), dims), {c});
                   if (need_b) db = reshape(sum(gy, dims), {c});
                   return TensorList{dx, dw, db};
                 });

@@ -20,7 +20,8 @@ void check_logits(const char* op, const Tensor& logits) {
 }
 
 // target·(log target − input), 0 where target = 0, as one node (a differentiable where() over t·log t would
-// send 0·(−inf) = NaN back through the masked branch).
+// send 0·(−inf) = NaN back through the masked branch). The backward takes the log of target only where it is
+// positive (1 elsewhere, masked out), so that differentiating it again gives no 0/0 either.
 Tensor kl_pointwise(const Tensor& input, const Tensor& target) {
   Tensor y, positive;
   {
@@ -29,11 +30,11 @@ Tensor kl_pointwise(const Tensor& input, const Tensor& target) {
     const Tensor zero = zeros_like(target);
     y = where(positive, mul(target, sub(log(target), input)), zero);
   }
-  return record("kl_div", {input, target}, y,
-                [input = input.detach(), target = target.detach(), positive](const TensorList& g) {
-                  const Tensor dlog = where(positive, add(log(target), 1.0), zeros_like(target));
-                  return TensorList{neg(mul(g[0], target)), mul(g[0], sub(dlog, input))};
-                });
+  return record("kl_div", {input, target}, y, [input, target, positive](const TensorList& g) {
+    const Tensor safe = where(positive, target, ones({}, target.dtype(), target.device()));
+    const Tensor dlog = where(positive, add(log(safe), 1.0), zeros_like(target));
+    return TensorList{neg(mul(g[0], target)), mul(g[0], sub(dlog, input))};
+  });
 }
 
 }  // namespace

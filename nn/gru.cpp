@@ -1,5 +1,6 @@
 // nn::GRU and the functional gru(): input checks, the packed layout, and the one autograd node that runs the
-// kernels of one layer in both directions: nn/cpu/gru.cpp for host tensors, nn/cuda/gru.cu for CUDA ones.
+// kernels of one layer in both directions: nn/cpu/gru.cpp for host tensors, nn/cuda/gru.cu for CUDA ones. With
+// create_graph the kernels' gradients are recorded once more, with the derivative of nn/gru_double_backward.h.
 #include "nn/gru.h"
 
 #include <cmath>
@@ -7,6 +8,7 @@
 
 #include "nn/cuda/gru_kernels.h"
 #include "nn/cpu/gru_kernels.h"
+#include "nn/gru_double_backward.h"
 
 namespace rematch::nn {
 namespace {
@@ -111,7 +113,17 @@ GRUOutput gru_on_cuda(const Tensor& x, const gru_cpu::Packing& packing,
   ctx->layer = gru_cuda::prepare(packing, kernels::contiguous(x.detach()), weights);
   const gru_cuda::LayerOutputs out = gru_cuda::forward(ctx->layer, any_requires_grad(inputs));
   TensorList outs = record("gru", inputs, {out.output, out.h_n},
-                           [ctx](const TensorList& grads) { return gru_cuda_backward(*ctx, grads); });
+                           [ctx, x_meta = x.impl()->autograd,
+                            weights = TensorList(inputs.begin() + 1, inputs.end())](const TensorList& grads) {
+                             if (!grad_enabled()) return gru_cuda_backward(*ctx, grads);
+                             TensorList g;
+                             {
+                               NoGradGuard kernels_only;
+                               g = gru_cuda_backward(*ctx, grads);
+                             }
+                             return record_gru_backward(ctx->layer.packing, ctx->layer.x_packed, x_meta, weights,
+                                                        grads[0], grads[1], g);
+                           });
   return {outs[0], outs[1]};
 }
 
@@ -158,7 +170,16 @@ GRUOutput gru(const Tensor& x, const Tensor& lengths, const TensorList& weights,
   if (!save) ctx->x_packed = Tensor();  // only the backward reads it again
 
   TensorList outs = record("gru", inputs, {output, h_n},
-                           [ctx](const TensorList& grads) { return gru_backward(*ctx, grads); });
+                           [ctx, x_meta = x.impl()->autograd, weights](const TensorList& grads) {
+                             if (!grad_enabled()) return gru_backward(*ctx, grads);
+                             TensorList g;
+                             {
+                               NoGradGuard kernels_only;
+                               g = gru_backward(*ctx, grads);
+                             }
+                             return record_gru_backward(ctx->packing, ctx->x_packed, x_meta, weights, grads[0],
+                                                        grads[1], g);
+                           });
   return {outs[0], outs[1]};
 }
 

@@ -171,6 +171,72 @@ template <class M, class T> struct Trigamma {
 };
 
 // ---- scalar --------------------------------------------------------------------------------------------------
+namespace polygamma_detail {
+// 1 / v^e for a positive integer e, as a product: the same rounding on both devices (no pow).
+template <class T> REMATCH_HOST_DEVICE T inverse_power(T v, int e) {
+  T p = T(1);
+  for (int i = 0; i < e; ++i) p *= v;
+  return T(1) / p;
+}
+template <class T> REMATCH_HOST_DEVICE T magnitude(T v) { return v < T(0) ? -v : v; }
+}  // namespace polygamma_detail
+
+// ψ^(n)(x) of order n = s, the polygamma function (torch.polygamma): the Digamma functor for n = 0, Trigamma for
+// n = 1 (so polygamma(1, x) is exactly digamma's gradient), and for n ≥ 2 (−1)^(n+1) n! ζ(n+1, x) with the Hurwitz
+// zeta function computed as Cephes' zeta does (PyTorch's polygamma for n ≥ 2, aten/src/ATen/native/Math.h): the
+// terms (x+k)^-(n+1) summed directly until x + k > 9 (and at least ten of them), then the Euler–Maclaurin
+// remainder with up to 12 Bernoulli terms. Powers are products, so CPU and CUDA differ only by rounding. The
+// poles x = 0, −1, −2, ... and −inf give torch's ±inf, +inf its NaN. An order that is not an integer in 0..64,
+// and finite arguments below −2^20 (whose direct sum would take over a million terms), give NaN.
+template <class M, class T> struct PolygammaScalar {
+  int n;
+  explicit PolygammaScalar(double sd)
+      : n(sd >= 0 && sd <= 64 && sd == static_cast<double>(static_cast<int>(sd)) ? static_cast<int>(sd) : -1) {}
+  REMATCH_HOST_DEVICE T operator()(T x) const {
+    using namespace polygamma_detail;
+    if (n == 0) return Digamma<M, T>()(x);
+    if (n == 1) return Trigamma<M, T>()(x);
+    constexpr T inf = std::numeric_limits<T>::infinity();
+    const T sign = n % 2 ? T(1) : T(-1);
+    if (n < 0 || x != x || x == inf) return std::numeric_limits<T>::quiet_NaN();  // torch's NaN at +inf too
+    if (x <= T(0) && is_integer(x)) return sign * inf;                           // the poles, and −inf
+    if (x < T(-1048576.0)) return std::numeric_limits<T>::quiet_NaN();
+    T factorial = T(1);
+    for (int k = 2; k <= n; ++k) factorial *= T(k);
+    const int s = n + 1;
+    const T eps = std::numeric_limits<T>::epsilon() / T(2);
+    // (2j)! / B_2j for j = 1 .. 12 (Cephes zeta.c, A[]).
+    const T kA[12] = {T(12.0), T(-720.0), T(30240.0), T(-1209600.0), T(47900160.0),
+                      T(-1.8924375803183791606e9), T(7.47242496e10), T(-2.950130727918164224e12),
+                      T(1.1646782814350067249e14), T(-4.5979787224074726105e15), T(1.8152105401943546773e17),
+                      T(-7.1661652561756670113e18)};
+    T sum = inverse_power(x, s), a = x, b = T(0);
+    for (int i = 0; i < 9 || a <= T(9);) {
+      ++i;
+      a += T(1);
+      b = inverse_power(a, s);
+      sum += b;
+      if (magnitude(b / sum) < eps) return sign * factorial * sum;
+    }
+    const T w = a;
+    sum += b * w / T(s - 1);
+    sum -= T(0.5) * b;
+    T rising = T(1), k = T(0);
+    for (int j = 0; j < 12; ++j) {
+      rising *= T(s) + k;
+      b /= w;
+      const T t = rising * b / kA[j];
+      sum += t;
+      if (magnitude(t / sum) < eps) break;
+      k += T(1);
+      rising *= T(s) + k;
+      b /= w;
+      k += T(1);
+    }
+    return sign * factorial * sum;
+  }
+};
+
 // Built on the host from the double s: the arithmetic ones hold s converted to T, the comparisons s itself.
 template <class M, class T> struct AddScalar {
   T s;

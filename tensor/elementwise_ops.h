@@ -54,6 +54,7 @@
   X(ClampMax,  "clamp_max",  Numeric,  Same, ClampMaxScalar)   \
   X(RSub,      "rsub",       Numeric,  Same, RSubScalar)       /* s - x */ \
   X(RDiv,      "rdiv",       Floating, Same, RDivScalar)       /* s / x */ \
+  X(Polygamma, "polygamma",  Floating, Same, PolygammaScalar)  /* ψ^(s)(x), the order s = 0, 1, 2, ... */ \
   X(Eq,        "eq",         Numeric,  Bool, EqScalar)         \
   X(Ne,        "ne",         Numeric,  Bool, NeScalar)         \
   X(Lt,        "lt",         Numeric,  Bool, LtScalar)         \

@@ -58,6 +58,56 @@ Tensor random_index(const Shape& shape, int64_t high, uint32_t seed, DType dtype
   return ::testing::AssertionFailure() << r.message;
 }
 
+::testing::AssertionResult passes_gradgradcheck(const std::function<Tensor(const TensorList&)>& f,
+                                                const TensorList& inputs, GradcheckOptions options) {
+  GradcheckResult r = gradgradcheck(f, inputs, options);
+  if (r.ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "gradgradcheck: " << r.message;
+}
+
+TensorList second_derivatives(const std::function<Tensor(const TensorList&)>& f, const TensorList& inputs,
+                              Device device, uint32_t seed) {
+  TensorList x;
+  for (const Tensor& t : inputs) x.push_back(kernels::to_device(t, device).requires_grad_(true));
+  const Tensor y = f(x);
+  Tensor v = kernels::to_device(random_tensor(y.sizes(), DType::Float64, seed), device);
+  v.requires_grad_(true);
+  GradOptions first;
+  first.create_graph = true;
+  first.allow_unused = true;
+  const TensorList g = grad({y}, x, {v}, first);
+  Tensor s;
+  for (size_t k = 0; k < g.size(); ++k) {
+    if (!g[k].defined()) continue;
+    const Tensor w = kernels::to_device(random_tensor(g[k].sizes(), DType::Float64, seed + 1 + k), device);
+    const Tensor term = sum(mul(g[k], w));
+    s = s.defined() ? add(s, term) : term;
+  }
+  TensorList wrt = x;
+  wrt.push_back(v);
+  GradOptions second;
+  second.allow_unused = true;
+  TensorList h = grad({s}, wrt, {}, second);
+  for (Tensor& t : h)
+    if (t.defined()) t = kernels::to_device(t, Device::cpu());
+  return h;
+}
+
+::testing::AssertionResult cuda_second_derivatives_match(const std::function<Tensor(const TensorList&)>& f,
+                                                         const TensorList& inputs, uint32_t seed, double atol,
+                                                         double rtol) {
+  const TensorList cpu = second_derivatives(f, inputs, Device::cpu(), seed);
+  const TensorList gpu = second_derivatives(f, inputs, Device::cuda(0), seed);
+  for (size_t k = 0; k < cpu.size(); ++k) {
+    if (cpu[k].defined() != gpu[k].defined())
+      return ::testing::AssertionFailure() << "input " << k << ": a second derivative on one device only";
+    if (!cpu[k].defined()) continue;
+    ::testing::AssertionResult close = all_close(gpu[k], cpu[k], atol, rtol);
+    if (!close) return ::testing::AssertionFailure() << "input " << k << ": " << close.message();
+  }
+  return ::testing::AssertionSuccess();
+}
+
 std::vector<Device> test_devices() {
   std::vector<Device> d{Device::cpu()};
   if (cuda_available()) d.push_back(Device::cuda(0));

@@ -24,6 +24,19 @@ Tensor random_index(const Shape& shape, int64_t high, uint32_t seed = 0, DType d
 ::testing::AssertionResult values_equal(const Tensor& got, const std::vector<double>& want, double atol = 0);
 ::testing::AssertionResult passes_gradcheck(const std::function<Tensor(const TensorList&)>& f,
                                             const TensorList& inputs, GradcheckOptions options = {});
+// gradgradcheck (autograd/gradcheck.h): f's gradient, with a random upstream gradient, against differences.
+::testing::AssertionResult passes_gradgradcheck(const std::function<Tensor(const TensorList&)>& f,
+                                                const TensorList& inputs, GradcheckOptions options = {});
+
+// Second derivatives of f at `inputs` (moved to `device`), for comparing devices: with an upstream gradient v of
+// f's output shape and weights w_k of each gradient's shape (random, from `seed`), the gradient of
+// Σ_k <∂f/∂x_k(v), w_k> w.r.t. every input and v, returned on the host (undefined where zero by construction).
+TensorList second_derivatives(const std::function<Tensor(const TensorList&)>& f, const TensorList& inputs,
+                              Device device, uint32_t seed = 0);
+// second_derivatives on cuda:0 against the CPU's, entry by entry within atol + rtol·|CPU|.
+::testing::AssertionResult cuda_second_derivatives_match(const std::function<Tensor(const TensorList&)>& f,
+                                                         const TensorList& inputs, uint32_t seed,
+                                                         double atol = 1e-10, double rtol = 1e-9);
 
 // cpu, then cuda:0 when a device is present.
 std::vector<Device> test_devices();
@@ -44,6 +57,7 @@ class TempDirTest : public ::testing::Test {
 }  // namespace rematch::test
 
 #define EXPECT_GRADCHECK(f, ...) EXPECT_TRUE(::rematch::test::passes_gradcheck(f, __VA_ARGS__))
+#define EXPECT_GRADGRADCHECK(f, ...) EXPECT_TRUE(::rematch::test::passes_gradgradcheck(f, __VA_ARGS__))
 #define EXPECT_THROWS_WITH(stmt, ...) \
   EXPECT_TRUE(::rematch::test::throws_with([&] { stmt; }, {__VA_ARGS__}))
 // The first line of every test that needs a CUDA device: without one it skips, saying why. tools/gpu_check.sh

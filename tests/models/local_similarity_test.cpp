@@ -1,6 +1,6 @@
 // The fused local similarity node (models/local_similarity.h): equal to the same formula written with ops
 // (values and every gradient), independent of the chunk size, zero and gradient-free at padded words, and
-// float64 gradcheck of all five inputs.
+// float64 gradcheck and gradgradcheck of all five inputs (chunked, so the recorded backward concatenates).
 #include "models/local_similarity.h"
 
 #include "model_test_util.h"
@@ -82,6 +82,12 @@ TEST(LocalSimilarity, Gradcheck) {
   const Inputs in = make_inputs(2, 2, 3, 2, 3, 2, {3, 2});
   auto f = [&](const TensorList& t) { return local_similarity(t[0], t[1], t[2], in.mask, t[3], t[4], 9); };
   EXPECT_GRADCHECK(f, {in.alpha, in.regions, in.words, in.weight, in.bias});
+}
+
+TEST(LocalSimilarity, Gradgradcheck) {
+  const Inputs in = make_inputs(2, 2, 3, 2, 3, 2, {3, 2});
+  auto f = [&](const TensorList& t) { return local_similarity(t[0], t[1], t[2], in.mask, t[3], t[4], 9); };
+  EXPECT_GRADGRADCHECK(f, {in.alpha, in.regions, in.words, in.weight, in.bias});
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 
 #include "model_test_util.h"
 #include "models/sgraf_model.h"
+#include "sgraf_fixture.h"
 
 namespace rematch::models {
 namespace {
@@ -29,20 +30,6 @@ const std::string kDir = std::string(REMATCH_FIXTURES) + "/sgraf/";
 
 Tensor fixture(const std::string& model, const std::string& name) {
   return load_npy(kDir + model + "/" + name + ".npy");
-}
-
-SgrafConfig fixture_config(SimilarityModule module) {
-  SgrafConfig c;  // the DIMS of sgraf_reference.py
-  c.module = module;
-  c.vocab_size = 30;
-  c.img_dim = 12;
-  c.word_dim = 10;
-  c.embed_size = 16;
-  c.sim_dim = 8;
-  c.num_regions = 6;
-  c.sgr_step = 3;
-  c.dropout = 0.0;
-  return c;
 }
 
 // Gradients: |got − want| ≤ global·G + tensor·T + rel·|want|, with G the largest gradient entry of the
@@ -61,7 +48,7 @@ double max_abs(const Tensor& t) {
 
 void check_model(SimilarityModule module, DType dtype, const Tolerance& tol) {
   const std::string dir = module == SimilarityModule::SGR ? "sgr" : "saf";
-  SgrafModel model(fixture_config(module), dtype);
+  SgrafModel model(sgraf_fixture_config(module), dtype);
   nn::StateDict state;
   for (const auto& [name, t] : model.state_dict()) state.emplace_back(name, fixture(dir, name));
   model.load_state_dict(state);
@@ -99,7 +86,7 @@ TEST(SgrafGolden, FixturesCoverEveryStateEntry) {
       const std::string f = e.path().filename().string();
       if (f.rfind("img_enc.", 0) == 0 || f.rfind("txt_enc.", 0) == 0 || f.rfind("sim_enc.", 0) == 0) ++state_files;
     }
-    EXPECT_EQ(state_files, SgrafModel(fixture_config(module)).state_dict().size()) << dir;
+    EXPECT_EQ(state_files, SgrafModel(sgraf_fixture_config(module)).state_dict().size()) << dir;
     EXPECT_EQ(fixture(module == SimilarityModule::SGR ? "sgr" : "saf", "lengths").to_vector<int64_t>(),
               (std::vector<int64_t>{7, 3, 5, 7, 4}));
   }

@@ -1,16 +1,18 @@
 """Writes the fixtures of tests/tensor/special_functions_test.cpp into tests/fixtures/special/: torch.lgamma and
 torch.digamma in float64 and float32 at arguments from tiny to large, negative non-integers, the poles and the
 special values, computed by PyTorch itself, with torch.polygamma(1, x) (trigamma: the gradient of torch.digamma,
-which rematch's digamma gradient reproduces; PyTorch's calc_trigamma is accurate to about 1e-8 relative only); and
-the exact values (mpmath at 50 digits, rounded to float64) of log|Γ|, ψ and ψ'. Near the negative poles torch's own results are off by up to 1e-12
+which rematch's digamma gradient reproduces; PyTorch's calc_trigamma is accurate to about 1e-8 relative only) and
+torch.polygamma(2 and 3, x) (the derivatives of trigamma); and the exact values (mpmath at 50 digits, rounded to
+float64) of log|Γ|, ψ, ψ', ψ'' and ψ‴. Near the negative poles torch's own results are off by up to 1e-12
 relative in float64 and 2e-4 in float32 (the rounding of π·x in the reflection): the test asks rematch to be as
 close to the exact value as torch everywhere, and close to torch wherever torch is itself close to exact.
 
 Run from anywhere:  /usr/bin/python3 tests/reference/special_functions_reference.py   (torch 1.13, numpy, mpmath)
 
-Files: x64.npy / x32.npy (the arguments); lgamma64, digamma64, trigamma64 (torch, float64), lgamma32, digamma32
-(torch, float32); exact_lgamma64, exact_digamma64, exact_trigamma64 and exact_lgamma32, exact_digamma32 (mpmath at the
-float64 and at the float32 arguments, as float64).
+Files: x64.npy / x32.npy (the arguments); lgamma64, digamma64, trigamma64, polygamma2_64, polygamma3_64 (torch,
+float64), lgamma32, digamma32 (torch, float32); exact_lgamma64, exact_digamma64, exact_trigamma64,
+exact_polygamma2_64, exact_polygamma3_64 and exact_lgamma32, exact_digamma32 (mpmath at the float64 and at the
+float32 arguments, as float64).
 """
 import os
 
@@ -55,8 +57,10 @@ def exact(fn, xs):
             out.append(float(mpmath.log(abs(mpmath.gamma(v)))))
         elif fn == "digamma":
             out.append(float(mpmath.digamma(v)))
-        else:
+        elif fn == "trigamma":
             out.append(float(mpmath.psi(1, v)))
+        else:  # "polygamma<n>"
+            out.append(float(mpmath.psi(int(fn[len("polygamma"):]), v)))
     return torch.tensor(out, dtype=torch.float64)
 
 
@@ -71,6 +75,8 @@ def main():
         "x32": x32, "lgamma32": torch.lgamma(x32), "digamma32": torch.digamma(x32),
         "exact_lgamma64": exact("lgamma", x64), "exact_digamma64": exact("digamma", x64),
         "exact_trigamma64": exact("trigamma", x64),
+        "polygamma2_64": torch.polygamma(2, x64), "polygamma3_64": torch.polygamma(3, x64),
+        "exact_polygamma2_64": exact("polygamma2", x64), "exact_polygamma3_64": exact("polygamma3", x64),
         "exact_lgamma32": exact("lgamma", x32.to(torch.float64)),
         "exact_digamma32": exact("digamma", x32.to(torch.float64)),
     }

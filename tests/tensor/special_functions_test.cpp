@@ -1,8 +1,9 @@
-// lgamma, digamma and trigamma (tensor/elementwise_ops.h; the autograd ops lgamma and digamma, DECL's evidential
-// KL term, docs/methods/decl.md §3) against PyTorch itself and the exact values (tests/reference/
-// special_functions_reference.py, fixtures in tests/fixtures/special/): torch.lgamma and torch.digamma in float64
-// and float32, torch.polygamma(1, x) (trigamma, digamma's gradient), and mpmath's log|Γ|, ψ and ψ' at 50 digits, at tiny, small, large and negative arguments, the
-// poles (±0, negative integers) and ±inf/NaN. Poles and specials must give torch's non-finite value.
+// lgamma, digamma, trigamma and polygamma (tensor/elementwise_ops.h; the autograd ops lgamma, digamma and their
+// derivatives, DECL's evidential KL term, docs/methods/decl.md §3) against PyTorch itself and the exact values
+// (tests/reference/special_functions_reference.py, fixtures in tests/fixtures/special/): torch.lgamma and
+// torch.digamma in float64 and float32, torch.polygamma(1, 2 and 3, x) (trigamma, digamma's gradient, and its
+// derivatives), and mpmath's log|Γ|, ψ, ψ', ψ'' and ψ‴ at 50 digits, at tiny, small, large and negative arguments,
+// the poles (±0, negative integers) and ±inf/NaN. Poles and specials must give torch's non-finite value.
 //
 // Near the negative poles torch is itself inexact (its reflection rounds π·x: up to 1e-12 relative in float64,
 // 2e-4 in float32, where rematch reduces x to its distance from the nearest integer first). So: everywhere at
@@ -82,6 +83,43 @@ TEST(SpecialFunctions, TrigammaIsTorchs) {
     }
   }
   std::printf("[ special ] trigamma (torch's) largest relative error from exact at x > 0: %.3g\n", worst);
+}
+
+TEST(SpecialFunctions, PolygammaAsTorchAndExact) {
+  // ψ'' and ψ‴ (the derivatives of trigamma): torch's algorithm (Cephes' Hurwitz zeta), so as close to the exact
+  // value as torch is, and within rounding of torch wherever torch is close to exact; torch's non-finite values
+  // at the poles and ±inf.
+  const Tensor x = fixture("x64");
+  const std::vector<double> a = values(x);
+  for (int n : {2, 3}) {
+    const std::string name = "polygamma" + std::to_string(n) + "_64";
+    const std::vector<double> got = values(kernels::scalar_op(kernels::ScalarOp::Polygamma, x, n));
+    const std::vector<double> torch = values(fixture(name)), exact = values(fixture("exact_" + name));
+    int64_t near_torch = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const std::string what = name + "(" + std::to_string(a[i]) + ")";
+      if (!std::isfinite(torch[i]) || !std::isfinite(exact[i])) {
+        EXPECT_TRUE(std::isnan(torch[i]) ? std::isnan(got[i]) : got[i] == torch[i])
+            << what << " = " << got[i] << ", torch says " << torch[i];
+        continue;
+      }
+      const double slack = 1e-300 + 1e-14 * std::fabs(exact[i]);
+      EXPECT_LE(std::fabs(got[i] - exact[i]), std::fabs(torch[i] - exact[i]) + slack)
+          << what << " = " << got[i] << ", exact " << exact[i] << ", torch " << torch[i];
+      if (std::fabs(torch[i] - exact[i]) <= slack) {
+        EXPECT_NEAR(got[i], torch[i], 2 * slack) << what;
+        ++near_torch;
+      }
+    }
+    EXPECT_GE(near_torch, 85) << name;
+  }
+  // Order 1 is trigamma itself; an order that is not a whole number gives NaN.
+  const std::vector<double> order1 = values(kernels::scalar_op(kernels::ScalarOp::Polygamma, x, 1));
+  const std::vector<double> tg = values(kernels::unary(UnaryOp::Trigamma, x));
+  for (size_t i = 0; i < tg.size(); ++i)
+    EXPECT_TRUE(std::isnan(tg[i]) ? std::isnan(order1[i]) : order1[i] == tg[i]) << "polygamma(1, " << a[i] << ")";
+  const std::vector<double> half = values(kernels::scalar_op(kernels::ScalarOp::Polygamma, x, 1.5));
+  EXPECT_TRUE(std::isnan(half[0]) && std::isnan(half[20]));
 }
 
 TEST(SpecialFunctions, IntegersAreRefusedByName) {

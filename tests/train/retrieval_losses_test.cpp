@@ -111,6 +111,25 @@ TEST(RetrievalLossGrad, RematchEveryVariant) {
     EXPECT_GRADCHECK([&](const TensorList& t) { return rematch_kl_loss(t[0], plan, 0.5, v); }, {scores(5)});
 }
 
+// Second derivatives (create_graph, autograd/engine.h) of every loss above, CCL's tan among them.
+TEST(RetrievalLossGradGrad, EveryLoss) {
+  EXPECT_GRADGRADCHECK([](const TensorList& t) { return infonce_loss(t[0], 0.5); }, {scores(11)});
+  EXPECT_GRADGRADCHECK([](const TensorList& t) { return l2rm_warmup_loss(t[0], 0.5, RceLabel::Code); }, {scores(12)});
+  Generator gen(13);
+  const Tensor mask = random_negative_mask(5, 0.6, gen);
+  for (ComplementaryPhi phi : {ComplementaryPhi::Log, ComplementaryPhi::Tan, ComplementaryPhi::Abs,
+                               ComplementaryPhi::Exp, ComplementaryPhi::Gce})
+    EXPECT_GRADGRADCHECK([&](const TensorList& t) { return complementary_contrastive_loss(t[0], 0.5, phi, 0.3, mask); },
+                         {scores(14)});
+  for (SplitLoss mode : {SplitLoss::Mean, SplitLoss::Hardest})
+    EXPECT_GRADGRADCHECK([&](const TensorList& t) { return square(per_sample_split_loss(t[0], 0.2, mode)); },
+                         {scores(15)});
+  Tensor plan = test::random_tensor({5, 5}, DType::Float64, 16, 0, 0.01);
+  plan = masked_fill(plan, eye(5, 5, DType::Bool), 0.0);
+  for (RematchLoss v : {RematchLoss::SymKl, RematchLoss::Kl, RematchLoss::SoftInfoNce, RematchLoss::Js})
+    EXPECT_GRADGRADCHECK([&](const TensorList& t) { return rematch_kl_loss(t[0], plan, 0.5, v); }, {scores(17)});
+}
+
 // docs/methods/l2rm.md §1.11, rcl.md §2.4 at a uniform batch (all S equal, so every p = 1/B).
 TEST(RetrievalLoss, ClosedFormsAtUniformBatch) {
   const int64_t b = 8;

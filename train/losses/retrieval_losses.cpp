@@ -55,7 +55,7 @@ Tensor tan_unit_interval(const Tensor& p) {
     y = div(p, t);
   }
   return record("tan", {p}, y, [y = y.detach()](const TensorList& g) {
-    return TensorList{mul(g[0], add(square(y), 1.0))};
+    return TensorList{mul(g[0], add(square(saved_output(y)), 1.0))};
   });
 }
 
