@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "train/data/finite_features.h"
 #include "train/data/float_npy.h"
 #include "train/data/tokenizer.h"
 
@@ -120,6 +121,9 @@ PrecompDataset::PrecompDataset(const std::string& data_path, const std::string& 
   REMATCH_CHECK(features_.dim() == 3 && features_.dtype() == DType::Float32, "image features file '", images_path_,
                 "' holds ", features_.describe(), "; expected float [rows, regions, dim] (float32, float64 or "
                 "float16)");
+  if (options.check_finite)
+    check_finite_rows(features_, "image features file", images_path_, "row",
+                      "re-extract the features of that image, or remove the row and its captions");
   std::vector<std::string> texts = read_captions(captions_path_);
   const int64_t rows = features_.size(0), n_caps = static_cast<int64_t>(texts.size());
   if (rows == n_caps)
