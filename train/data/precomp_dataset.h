@@ -27,7 +27,8 @@ struct PrecompOptions {
   int64_t captions_per_image = 0;
   int64_t mmap_min_bytes = kNpyMmapMinBytes;  // see load_npy
   // Every feature checked for NaN and Inf at load (finite_features.h), naming the file and the first bad row.
-  // It reads the whole file once (a mapped file's pages are loaded): about a second per gigabyte from disk.
+  // It reads the whole file once (a mapped file's pages are loaded): about a second per gigabyte from disk. A
+  // run's training split skips it: the training step stops at a non-finite loss and names the op.
   bool check_finite = true;
   // Where a conversion of the features on load is said (float64/float16 or Fortran order, float_npy.h);
   // nullptr: std::cerr.

@@ -55,16 +55,17 @@ bool rematch_file_in(const std::string& folder, const std::string& name) {
   return false;
 }
 
-void foreign_in(const fs::path& root, const std::string& folder, std::vector<std::string>& out) {
+// The entries of `dir`, a folder of kind `kind` ("plots", "splits", "report", "report/thumbs"), that rematch does
+// not write there, as `prefix` + their name.
+void foreign_in(const fs::path& dir, const std::string& kind, const std::string& prefix, std::vector<std::string>& out) {
   std::error_code ec;
-  for (fs::directory_iterator it(root / folder, ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    const std::string rel = folder + "/" + name;
-    if (folder == "report" && name == "thumbs" && is_folder(*it)) {
-      foreign_in(root, rel, out);
+    if (kind == "report" && name == "thumbs" && is_folder(*it)) {
+      foreign_in(it->path(), "report/thumbs", prefix + name + "/", out);
       continue;
     }
-    if (is_folder(*it) || !rematch_file_in(folder, name)) out.push_back(rel);
+    if (is_folder(*it) || !rematch_file_in(kind, name)) out.push_back(prefix + name);
   }
 }
 
@@ -100,11 +101,18 @@ std::vector<std::string> foreign_entries(const std::string& dir) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (top_level_folder(name) && is_folder(*it)) {
-      foreign_in(dir, name, out);
+      foreign_in(it->path(), name, name + "/", out);
       continue;
     }
     if (is_folder(*it) || !top_level_file(name)) out.push_back(name);
   }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> foreign_report_entries(const std::string& report_dir) {
+  std::vector<std::string> out;
+  foreign_in(report_dir, "report", "", out);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -21,6 +21,10 @@ bool holds_rematch_config(const std::string& dir);
 // folder does not exist.
 std::vector<std::string> foreign_entries(const std::string& dir);
 
+// The entries under a report folder of `rematch retrieve --run` (relative to it, sorted) that it does not write
+// (its pages, plots and thumbs/ of pictures); empty when the folder does not exist.
+std::vector<std::string> foreign_report_entries(const std::string& report_dir);
+
 // The entries directly in `dir` (names, sorted) that a run writes and that hold something: every entry rematch
 // writes except run.lock, temporary files and a plots/ without other files (what a refused or killed start
 // leaves behind).
