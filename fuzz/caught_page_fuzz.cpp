@@ -1,11 +1,10 @@
 // The run page of `rematch retrieve --run` (train/cli/caught_report.cpp) on a damaged run folder of a fixed small
 // data set (4 training images x 5 captions): the input is split (fuzz::split_files) into the run's
-// noise_index.npy, splits/epoch_3.json, splits/epoch_3.npy and metrics.jsonl (a missing part: no such file);
+// noise_index.npy, metrics.jsonl, splits/epoch_3.json and splits/epoch_3.npy (a missing part: no such file);
 // config.json is intact. The page is written, or an Error names a file of the run folder.
-#include <filesystem>
+#include <sstream>
 
 #include "fuzz/fuzz_util.h"
-#include "tensor/file_io.h"
 #include "train/cli/report_pages.h"
 #include "train/synth/pairs_world.h"
 
@@ -27,14 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return dir;
   }();
   const std::vector<std::string_view> parts = fuzz::split_files(fuzz::bytes(data, size));
-  const char* const names[] = {"run/noise_index.npy", "run/metrics.jsonl", "run/splits/epoch_3.json",
-                               "run/splits/epoch_3.npy"};
-  for (size_t i = 0; i < 4; ++i) {
-    if (i < parts.size())
-      fuzz::write_file(names[i], parts[i]);
-    else
-      fuzz::remove_file(names[i]);
-  }
+  fuzz::write_parts(parts,
+                    {"run/noise_index.npy", "run/metrics.jsonl", "run/splits/epoch_3.json", "run/splits/epoch_3.npy"});
   cli::CaughtReportOptions o;
   o.out_dir = fuzz::temp_dir() + "/page";
   o.images.images_dir = fuzz::temp_dir() + "/no_pictures";  // thumbnails are another target's business

@@ -12,13 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string run = fuzz::make_folder("run");
   static const std::string splits = fuzz::make_folder("run/splits");
   const std::vector<std::string_view> parts = fuzz::split_files(fuzz::bytes(data, size));
-  const char* const names[] = {"run/splits/epoch_0.json", "run/splits/epoch_0.npy"};
-  for (size_t i = 0; i < 2; ++i) {
-    if (i < parts.size())
-      fuzz::write_file(names[i], parts[i]);
-    else
-      fuzz::remove_file(names[i]);
-  }
+  fuzz::write_parts(parts, {"run/splits/epoch_0.json", "run/splits/epoch_0.npy"});
   std::vector<viz::EpochSplit> read;
   if (!fuzz::reads_or_names(splits, [&] { read = viz::read_epoch_splits(run); })) return 0;
   for (const viz::EpochSplit& s : read) {

@@ -21,13 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return dir;
   }();
   const std::vector<std::string_view> parts = fuzz::split_files(fuzz::bytes(data, size));
-  const char* const names[] = {"run/noisy_labels.npy", "run/splits/epoch_1.json", "run/splits/epoch_1.npy"};
-  for (size_t i = 0; i < 3; ++i) {
-    if (i < parts.size())
-      fuzz::write_file(names[i], parts[i]);
-    else
-      fuzz::remove_file(names[i]);
-  }
+  fuzz::write_parts(parts, {"run/noisy_labels.npy", "run/splits/epoch_1.json", "run/splits/epoch_1.npy"});
   cli::CaughtReportOptions o;
   o.out_dir = fuzz::temp_dir() + "/page";
   std::ostringstream log;

@@ -8,6 +8,9 @@
 #include <fstream>
 #include <functional>
 
+#include <sys/stat.h>
+
+#include "program_runner.h"
 #include "tensor/npy.h"
 #include "test_util.h"
 #include "train/data/data_check.h"
@@ -125,6 +128,22 @@ TEST_F(DataCheckLoaderAgreementTest, AnIntactFolderPassesBothAndEachDamageIsFoun
     EXPECT_NE(said.find(c.file), std::string::npos) << c.name << ":\n" << said;
     EXPECT_NE(said.find(c.said), std::string::npos) << c.name << ":\n" << said;
     EXPECT_EQ(said.find("stoll"), std::string::npos) << c.name << ":\n" << said;
+  }
+}
+
+// A FIFO in the place of a data file: the checker names it at once (its readers never wait on it), as the
+// loader does.
+TEST_F(DataCheckLoaderAgreementTest, FifosAreNamedNotWaitedOn) {
+  for (const char* name : {"train_caps.txt", "dev_ims.npy"}) {
+    make_folder();
+    fs::remove(file(name));
+    ASSERT_EQ(::mkfifo(file(name).c_str(), 0644), 0);
+    rematch::test::Program p({"data", "check", "--data_path", dir_.string(), "--data_name", "toy_precomp"}, dir_.string(),
+                             path("log.txt"), 1);
+    EXPECT_EQ(p.wait(30), 1) << name << ": the data check waited on a FIFO";
+    EXPECT_NE(p.log().find("'" + file(name) + "': is a FIFO (named pipe), not a regular file"), std::string::npos)
+        << p.log();
+    EXPECT_NE(load_all().find("is a FIFO (named pipe)"), std::string::npos) << name;
   }
 }
 

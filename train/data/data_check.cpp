@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "tensor/error.h"
+#include "tensor/file_io.h"
 #include "tensor/npy.h"
 #include "tensor/tensor.h"
 #include "train/data/vocab.h"
@@ -118,8 +119,14 @@ bool parse_header(const std::string& path, NpyFacts& f) {
 NpyFacts inspect_npy(const std::string& path) {
   NpyFacts f;
   std::error_code ec;
-  f.exists = fs::is_regular_file(path, ec);
+  f.exists = fs::exists(path, ec);
   if (!f.exists) return f;
+  try {
+    io::require_regular_file(path, "load_npy");  // a FIFO or folder is said as such, never waited on
+  } catch (const Error& e) {
+    f.error = e.what();
+    return f;
+  }
   f.file_bytes = static_cast<int64_t>(fs::file_size(path, ec));
   try {
     if (!parse_header(path, f) || f.truncated()) return f;

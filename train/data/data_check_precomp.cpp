@@ -7,6 +7,7 @@
 #include <set>
 
 #include "tensor/error.h"
+#include "tensor/file_io.h"
 #include "tensor/npy.h"
 #include "tensor/tensor.h"
 #include "train/data/data_check.h"
@@ -198,6 +199,14 @@ void check_captions(const std::string& data_path, const std::string& data_name, 
     return;
   }
   it.path = path;
+  try {
+    io::require_regular_file(path, "captions file");  // a FIFO would block the reads below
+  } catch (const Error& e) {
+    fail(it, Severity::error, "unreadable", e.what());
+    facts.caption_item = report.items.size();
+    report.items.push_back(it);
+    return;
+  }
   const Encoding enc = caption_encoding(path);
   try {
     facts.texts = read_captions(path);

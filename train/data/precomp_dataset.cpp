@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "tensor/file_io.h"
 #include "train/data/finite_features.h"
 #include "train/data/float_npy.h"
 #include "train/data/tokenizer.h"
@@ -64,7 +65,8 @@ std::vector<std::string> tsv_fields(const std::string& line, const std::string& 
 }
 
 void check_file(const std::string& path, const char* what) {
-  REMATCH_CHECK(std::filesystem::is_regular_file(path), what, " '", path, "' does not exist");
+  REMATCH_CHECK(std::filesystem::exists(path), what, " '", path, "' does not exist");
+  io::require_regular_file(path, what);  // a FIFO there is said as such (and never waited on)
 }
 
 }  // namespace
@@ -103,8 +105,9 @@ std::vector<std::string> read_captions(const std::string& path) {
 
 std::string captions_file(const std::string& data_path, const std::string& data_name, const std::string& split) {
   const std::string base = data_path + "/" + data_name + "/" + split + "_caps";
-  if (std::filesystem::is_regular_file(base + ".txt")) return base + ".txt";
-  if (std::filesystem::is_regular_file(base + ".tsv")) return base + ".tsv";
+  // exists, not is_regular_file: a FIFO or folder there is named by the reader, not taken for a missing file.
+  if (std::filesystem::exists(base + ".txt")) return base + ".txt";
+  if (std::filesystem::exists(base + ".tsv")) return base + ".tsv";
   REMATCH_FAIL("captions file '", base, ".txt' (or '", base, ".tsv') does not exist");
 }
 

@@ -210,7 +210,7 @@ void RunFolder::lock(RunStart start) {
   }
 }
 
-// Why a start of `start` cannot use the folder as it is, or "" when it can (the folder exists).
+// Why a start of `start` cannot use the folder as it is (or as it is not: a missing one), or "" when it can.
 std::string RunFolder::refusal(RunStart start) const {
   const std::string where = "run folder '" + dir_ + "': ";
   std::error_code ec;
