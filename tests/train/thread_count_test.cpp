@@ -1,6 +1,8 @@
 // `rematch score` writes the same matrix, byte for byte, at any number of OpenMP threads (1, 2, 3 and 4 here):
 // sizes at which the models' products are split into blocks (tensor/cpu/matmul.cpp), an SGR and a SAF model
-// averaged. (Under mpirun, tests/dist/sharded_scoring.sh compares ranks of 2 threads with one process.)
+// averaged. (Under mpirun, tests/dist/sharded_scoring.sh compares ranks of 2 threads with one process.) And a
+// training run (L2RM on SAF: a warm-up and a main epoch, its optimal transport included) writes the same
+// checkpoint at 1 and 3 threads.
 #include <omp.h>
 
 #include <filesystem>
@@ -21,9 +23,9 @@ std::string bytes_of(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-class ScoreThreadCountTest : public rematch::test::TempDirTest {};
+class ThreadCountTest : public rematch::test::TempDirTest {};
 
-TEST_F(ScoreThreadCountTest, TheMatrixIsTheSameAtAnyThreadCount) {
+TEST_F(ThreadCountTest, TheScoreMatrixIsTheSameAtAnyThreadCount) {
   synth::PairsWorldConfig c;
   c.train_images = 12, c.dev_images = 4, c.test_images = 12, c.regions = 36, c.feature_dim = 256;
   synth::write_pairs_world(synth::make_pairs_world(c), path("data"));
@@ -46,6 +48,27 @@ TEST_F(ScoreThreadCountTest, TheMatrixIsTheSameAtAnyThreadCount) {
   omp_set_num_threads(before);
   ASSERT_GT(matrices[0].size(), 12u * 60u * 4u);
   for (size_t i = 1; i < matrices.size(); ++i) EXPECT_TRUE(matrices[i] == matrices[0]) << i + 1 << " threads differ from 1";
+}
+
+TEST_F(ThreadCountTest, TrainingWritesTheSameCheckpointAtAnyThreadCount) {
+  synth::PairsWorldConfig c;
+  c.train_images = 24, c.dev_images = 4, c.test_images = 4, c.regions = 36, c.feature_dim = 256, c.seed = 3;
+  synth::write_pairs_world(synth::make_pairs_world(c), path("data"));
+  const int before = omp_get_max_threads();
+  std::vector<std::string> checkpoints;
+  for (int threads : {1, 3}) {
+    omp_set_num_threads(threads);
+    const std::string run = path("run_" + std::to_string(threads));
+    const CliResult r = run_cli({"train", "--method", "l2rm", "--module_name", "SAF", "--data_path", path("data"),
+                                 "--data_name", "synth_precomp", "--batch_size", "24", "--embed_size", "256",
+                                 "--word_dim", "32", "--sim_dim", "32", "--num_epochs", "1", "--warmup_epoch", "1",
+                                 "--noise_ratio", "0.2", "--progress", "none", "--no_plots", "--run_dir", run});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    checkpoints.push_back(bytes_of(run + "/checkpoint_latest.safetensors"));
+  }
+  omp_set_num_threads(before);
+  ASSERT_FALSE(checkpoints[0].empty());
+  EXPECT_TRUE(checkpoints[1] == checkpoints[0]) << "3 threads trained another model than 1";
 }
 
 }  // namespace
