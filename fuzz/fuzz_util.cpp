@@ -78,6 +78,15 @@ std::vector<std::string_view> split_files(std::string_view input) {
   }
 }
 
+void write_parts(const std::vector<std::string_view>& parts, const std::vector<std::string>& names) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i < parts.size())
+      write_file(names[i], parts[i]);
+    else
+      remove_file(names[i]);
+  }
+}
+
 bool reads_or_names(const std::string& must_name, const std::function<void()>& read) {
   try {
     read();

@@ -34,6 +34,9 @@ std::string_view bytes(const uint8_t* data, size_t size);
 constexpr std::string_view kFileSeparator = "\n--rematch-fuzz-next-file--\n";
 std::vector<std::string_view> split_files(std::string_view input);
 
+// Writes part i of a split input to temp_dir()/names[i], and removes the named files it has no part for.
+void write_parts(const std::vector<std::string_view>& parts, const std::vector<std::string>& names);
+
 // Runs `read`. Returns true when it returned normally, false when it threw a rematch::Error whose message holds
 // `must_name` (a path, usually). Any other exception, or an Error that does not name it, aborts with the message.
 bool reads_or_names(const std::string& must_name, const std::function<void()>& read);

@@ -277,6 +277,70 @@ void ot_seeds() {
   put("ot", "mismatched.npys", joined({cost, b, a, std::string("\x01", 1)}));
 }
 
+// A split's .json and .npy as viz/epoch_splits.cpp writes them.
+std::string split_json(int64_t epoch, const std::string& kind, int64_t pairs) {
+  return "{\"epoch\": " + std::to_string(epoch) + ", \"method\": \"l2rm\", \"kind\": \"" + kind +
+         "\", \"pairs\": " + std::to_string(pairs) + "}\n";
+}
+
+void epoch_splits_seeds() {
+  put("epoch_splits", "kept.npys", joined({split_json(0, "kept", 6), npy(from_vector<uint8_t>({1, 0, 1, 1, 0, 1}))}));
+  put("epoch_splits", "weight.npys", joined({split_json(0, "weight", 3), npy(from_vector<uint8_t>({0, 128, 255}))}));
+  put("epoch_splits", "label.npys", joined({split_json(0, "label", 3), npy(from_vector<int32_t>({2, 0, 7}))}));
+  put("epoch_splits", "nan.npys", joined({split_json(0, "weight", 3), npy(from_vector<float>({0.5f, NAN, 1}))}));
+  put("epoch_splits", "flag_out_of_range.npys", joined({split_json(0, "kept", 2), npy(from_vector<uint8_t>({1, 7}))}));
+  put("epoch_splits", "epoch_string.npys",
+      joined({"{\"epoch\": \"one\", \"method\": \"l2rm\", \"kind\": \"kept\"}", npy(from_vector<uint8_t>({1}))}));
+  put("epoch_splits", "pairs_mismatch.npys", joined({split_json(0, "kept", 9), npy(from_vector<uint8_t>({1, 0}))}));
+}
+
+// Run folders of the caught page's fixed data set: 4 training images x 5 captions.
+void caught_page_seeds() {
+  std::vector<int64_t> rows(20);
+  for (int64_t j = 0; j < 20; ++j) rows[j] = (j / 5 + (j % 7 == 0 ? 1 : 0)) % 4;
+  std::vector<uint8_t> kept(20, 1);
+  for (int64_t j = 0; j < 20; j += 3) kept[j] = 0;
+  const std::string metrics =
+      R"({"epoch":3,"step":0,"kind":"epoch_start","clean_size":14,"clean_precision":0.9})" "\n";
+  const std::string noise = npy(from_vector(rows)), split = npy(from_vector(kept));
+  put("caught_page", "intact.npys", joined({noise, metrics, split_json(3, "kept", 20), split}));
+  std::vector<int64_t> past = rows;
+  past[7] = 1000000;
+  put("caught_page", "noise_past_the_data.npys", joined({npy(from_vector(past)), "", split_json(3, "kept", 20), split}));
+  past[7] = -3;
+  put("caught_page", "noise_negative.npys", joined({npy(from_vector(past)), "", split_json(3, "kept", 20), split}));
+  put("caught_page", "noise_nan.npys", joined({npy(full({20}, NAN)), "", split_json(3, "kept", 20), split}));
+  put("caught_page", "no_splits_odd_metrics.npys",
+      joined({noise, R"({"epoch":1,"step":0,"kind":"epoch_start","clean_size":1e300,"clean_precision":null})" "\n" +
+                         metrics}));
+}
+
+// Run folders of the labels page's fixed data set: 12 training pairs of 3 classes.
+void label_page_seeds() {
+  std::vector<int64_t> noisy(24);
+  for (size_t i = 0; i < noisy.size(); ++i) noisy[i] = static_cast<int64_t>(i % 3);
+  std::vector<int32_t> corrected(12);
+  for (size_t i = 0; i < corrected.size(); ++i) corrected[i] = static_cast<int32_t>((i + 1) % 3);
+  const std::string labels = npy(from_vector(noisy, {2, 12}));
+  put("label_page", "intact.npys", joined({labels, split_json(1, "label", 12), npy(from_vector(corrected))}));
+  put("label_page", "nan_labels.npys", joined({npy(full({2, 12}, NAN)), split_json(1, "label", 12),
+                                               npy(from_vector(corrected))}));
+  noisy[5] = -2;
+  put("label_page", "negative_label.npys", joined({npy(from_vector(noisy, {2, 12}))}));
+}
+
+void run_config_seeds() {
+  const std::string karpathy =
+      R"({"images": [{"split": "test", "filepath": "val2014", "filename": "a.jpg"}, {"split": "train", "filename": "b.jpg"}, {"split": "test", "filename": "c.jpg"}]})";
+  put("run_config", "intact.jsons",
+      joined({R"({"method": "l2rm", "data_path": "d", "data_name": "f30k_precomp", "valid_len": -1, "test_split": null})",
+              karpathy}));
+  put("run_config", "wrong_types.jsons",
+      joined({R"({"method": [1], "data_path": 5, "data_name": true, "valid_len": "all"})",
+              R"({"images": [{"split": "test", "filename": 7}, 3]})"}));
+  put("run_config", "not_objects.jsons", joined({"[1, 2]", R"({"images": 3})"}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -298,6 +362,10 @@ int main(int argc, char** argv) {
   train_config_seeds();
   metrics_seeds();
   word_vectors_seeds();
+  epoch_splits_seeds();
+  caught_page_seeds();
+  label_page_seeds();
+  run_config_seeds();
   ot_seeds();
   std::cout << "seed corpora written to " << root.string() << "\n";
   return 0;

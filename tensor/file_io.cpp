@@ -55,9 +55,34 @@ WriteError write_error(const std::string& what, const std::string& path, const s
   return WriteError(message, path, error_number);
 }
 
+std::string file_kind(unsigned mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "an unknown kind of file";
+}
+
 ReadFile::ReadFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO that no process writes blocks until one does, and a blocked open() cannot be
+  // interrupted by the signals the program handles. On a regular file the flag changes nothing.
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) {
+    const int why = errno;
+    ::close(fd_);
+    fd_ = -1;
+    fail(std::string("cannot stat: ") + std::strerror(why));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    fail("is " + file_kind(st.st_mode) + ", not a regular file: give the path of a file");
+  }
 }
 
 ReadFile::~ReadFile() {
@@ -80,7 +105,6 @@ ReadFile& ReadFile::operator=(ReadFile&& other) noexcept {
 uint64_t ReadFile::size() const {
   struct stat st;
   if (::fstat(fd_, &st) != 0) fail(std::string("cannot stat: ") + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) fail("not a regular file");
   return static_cast<uint64_t>(st.st_size);
 }
 
@@ -158,5 +182,14 @@ void write_file_atomically(const std::string& path, std::string_view bytes, cons
   out.write(bytes);
   out.commit();
 }
+
+std::string read_text_file(const std::string& path, const std::string& what) {
+  const ReadFile f(path, what);
+  std::string text(f.size(), '\0');
+  text.resize(f.read_at(text.data(), text.size(), 0));
+  return text;
+}
+
+void require_regular_file(const std::string& path, const std::string& what) { const ReadFile f(path, what); }
 
 }  // namespace rematch::io

@@ -41,10 +41,16 @@ class WriteError : public Error {
 WriteError write_error(const std::string& what, const std::string& path, const std::string& problem,
                        int error_number);
 
+// What kind of file system entry a stat mode is, for messages: "a regular file", "a folder", "a FIFO (named
+// pipe)", "a socket", "a character device", "a block device", "a symbolic link", or "an unknown kind of file".
+std::string file_kind(unsigned mode);
+
 // A file opened read-only; the descriptor is closed on destruction. Movable, not copyable.
 class ReadFile {
  public:
-  // Opens `path`; failure: "<what> '<path>': cannot open: <strerror>".
+  // Opens `path` without blocking (O_NONBLOCK: a FIFO with no writer would otherwise wait forever) and checks
+  // that it is a regular file. Failures: "<what> '<path>': cannot open: <strerror>", or "<what> '<path>': is a
+  // FIFO (named pipe), not a regular file: give the path of a file" (a folder, socket or device likewise).
   ReadFile(std::string path, std::string what);
   ~ReadFile();
   ReadFile(ReadFile&& other) noexcept;
@@ -56,7 +62,7 @@ class ReadFile {
   const std::string& path() const { return path_; }
   const std::string& what() const { return what_; }
 
-  // The size in bytes; fails with "cannot stat: ..." or, for a folder, pipe or device, "not a regular file".
+  // The size in bytes; fails with "cannot stat: ...".
   uint64_t size() const;
 
   // Reads up to n bytes at `offset`, retrying short reads and EINTR; fewer than n come back only at end of
@@ -108,5 +114,13 @@ class AtomicFileWriter {
 
 // An AtomicFileWriter holding exactly `bytes`, committed.
 void write_file_atomically(const std::string& path, std::string_view bytes, const std::string& what);
+
+// The whole content of the regular file `path`, read through ReadFile (so a FIFO, socket, device or folder is
+// refused by name instead of blocking the reader).
+std::string read_text_file(const std::string& path, const std::string& what);
+
+// Fails as ReadFile does unless `path` opens and is a regular file; for readers that open the file by name
+// themselves afterwards (std::ifstream over a large file, a library's own open).
+void require_regular_file(const std::string& path, const std::string& what);
 
 }  // namespace rematch::io

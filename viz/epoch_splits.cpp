@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "tensor/error.h"
 #include "tensor/file_io.h"
 #include "tensor/npy.h"
+#include "tensor/npy_integers.h"
 #include "tensor/tensor.h"
 
 namespace rematch::viz {
@@ -74,41 +74,74 @@ void write_epoch_split(const std::string& run_dir, const EpochSplit& s) {
   io::write_file_atomically(base + ".json", meta.dump() + "\n", "write_epoch_split");
 }
 
+namespace {
+
+// The field `key` of a split's .json as the type its writer gives it, else an Error naming the file and the key.
+const nlohmann::json& meta_field(const nlohmann::json& meta, const char* key, bool (nlohmann::json::*is)() const,
+                                 const char* type, const std::string& path) {
+  const auto it = meta.find(key);
+  REMATCH_CHECK(it != meta.end(), "epoch split '", path, "' has no \"", key, "\" (", type, "); delete the file "
+                "or write it again");
+  REMATCH_CHECK(((*it).*is)(), "epoch split '", path, "': \"", key, "\" is ", it->dump().substr(0, 40), ", not ", type,
+                "; delete the file or write it again");
+  return *it;
+}
+
+EpochSplit read_one_split(const fs::path& meta_file) {
+  const std::string meta_path = meta_file.string();
+  nlohmann::json meta;
+  try {
+    meta = nlohmann::json::parse(io::read_text_file(meta_path, "epoch split"));
+  } catch (const nlohmann::json::exception& x) {
+    REMATCH_FAIL("epoch split '", meta_path, "' is not valid JSON: ", x.what());
+  }
+  REMATCH_CHECK(meta.is_object(), "epoch split '", meta_path, "' is not a JSON object; delete the file or write it again");
+  EpochSplit s;
+  s.epoch = meta_field(meta, "epoch", &nlohmann::json::is_number_integer, "an integer", meta_path).get<int64_t>();
+  REMATCH_CHECK(s.epoch >= 0, "epoch split '", meta_path, "': \"epoch\" is ", s.epoch, "; epochs count from 0");
+  s.method = meta_field(meta, "method", &nlohmann::json::is_string, "a string", meta_path).get<std::string>();
+  s.kind = parse_kind(meta_field(meta, "kind", &nlohmann::json::is_string, "a string", meta_path).get<std::string>(),
+                      meta_path);
+  const std::string npy = (meta_file.parent_path() / (meta_file.stem().string() + ".npy")).string();
+  const IntegerNpy values = load_integer_npy(npy, "epoch split");
+  REMATCH_CHECK(values.shape.size() == 1, "epoch split '", npy, "' has ", values.shape.size(),
+                " dimensions; expected one value per pair");
+  const auto pairs = meta.find("pairs");
+  REMATCH_CHECK(pairs == meta.end() || (pairs->is_number_integer() && pairs->get<int64_t>() == values.shape[0]),
+                "epoch split '", meta_path, "' says \"pairs\": ", pairs == meta.end() ? "" : pairs->dump(), " but '",
+                npy, "' holds ", values.shape[0], " values");
+  switch (s.kind) {
+    case SplitKind::kept:
+      check_integer_range(values, "epoch split", 0, 2, "kept flags are 0 or 1");
+      break;
+    case SplitKind::weight:
+      check_integer_range(values, "epoch split", 0, 256, "weights are stored as round(255 * w)");
+      break;
+    case SplitKind::label:
+      check_integer_range(values, "epoch split", 0, int64_t{1} << 31, "labels are integers >= 0");
+      break;
+  }
+  for (int64_t v : values.values)
+    s.values.push_back(s.kind == SplitKind::weight ? static_cast<double>(v) / 255.0 : static_cast<double>(v));
+  return s;
+}
+
+}  // namespace
+
 std::vector<EpochSplit> read_epoch_splits(const std::string& run_dir) {
   std::vector<EpochSplit> out;
   const fs::path dir = fs::path(run_dir) / "splits";
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().extension() != ".json") continue;
-    const std::string meta_path = e.path().string();
-    nlohmann::json meta;
-    try {
-      std::ifstream in(meta_path);
-      meta = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& x) {
-      REMATCH_FAIL("epoch split '", meta_path, "' is not valid JSON: ", x.what());
-    }
-    EpochSplit s;
-    try {
-      s.epoch = meta.at("epoch").get<int64_t>();
-      s.method = meta.at("method").get<std::string>();
-      s.kind = parse_kind(meta.at("kind").get<std::string>(), meta_path);
-    } catch (const nlohmann::json::exception& x) {
-      REMATCH_FAIL("epoch split '", meta_path, "': ", x.what());
-    }
-    const std::string npy = e.path().parent_path().string() + "/" + e.path().stem().string() + ".npy";
-    const Tensor t = load_npy(npy, -1);
-    REMATCH_CHECK(t.dim() == 1, "epoch split '", npy, "' has shape ", t.shape_str(), "; expected one value per pair");
-    if (s.kind == SplitKind::label) {
-      for (int64_t v : kernels::cast(t, DType::Int64).to_vector<int64_t>()) s.values.push_back(static_cast<double>(v));
-    } else {
-      for (int64_t v : kernels::cast(t, DType::Int64).to_vector<int64_t>())
-        s.values.push_back(s.kind == SplitKind::kept ? static_cast<double>(v) : static_cast<double>(v) / 255.0);
-    }
-    out.push_back(std::move(s));
-  }
+  std::vector<fs::path> metas;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".json") metas.push_back(it->path());
+  REMATCH_CHECK(!ec, "cannot list folder '", dir.string(), "': ", ec.message());
+  for (const fs::path& m : metas) out.push_back(read_one_split(m));
   std::sort(out.begin(), out.end(), [](const EpochSplit& a, const EpochSplit& b) { return a.epoch < b.epoch; });
+  for (size_t i = 1; i < out.size(); ++i)
+    REMATCH_CHECK(out[i].epoch != out[i - 1].epoch, "folder '", dir.string(), "' holds two splits of epoch ",
+                  out[i].epoch, "; delete the one that does not belong to this run");
   return out;
 }
 

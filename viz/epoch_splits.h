@@ -31,7 +31,10 @@ struct EpochSplit {
 // a kept flag other than 0 or 1, a negative or non-integral label).
 void write_epoch_split(const std::string& run_dir, const EpochSplit& split);
 
-// Every epoch in <run_dir>/splits/, sorted by epoch; none when the folder does not exist.
+// Every epoch in <run_dir>/splits/, sorted by epoch; none when the folder does not exist. Each file is checked
+// before its values are used: the .json's fields and their types, the .npy's integer dtype (tensor/
+// npy_integers.h), one dimension, its length against "pairs", and the range of its kind; an Error names the
+// file, the entry and what to do. A FIFO or other non-regular file there is refused, never waited on.
 std::vector<EpochSplit> read_epoch_splits(const std::string& run_dir);
 
 // Pairs the decision flags as mismatched: kept 0, or weight below 0.5. (Labels flag nothing: a corrected label

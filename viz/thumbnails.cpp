@@ -37,8 +37,36 @@ namespace rematch::viz {
 
 namespace fs = std::filesystem;
 
-std::string find_image_file(const std::string& images_dir, const std::string& name) {
+namespace {
+
+// Why `name` is not a plain relative name under the images folder, or "" when it is.
+std::string unsafe_name(const std::string& name) {
+  const fs::path p(name);
+  if (p.is_absolute() || p.has_root_name() || p.has_root_directory()) return "it is an absolute path";
+  for (const fs::path& part : p)
+    if (part == "..") return "it climbs out of the images folder ('..')";
+  return "";
+}
+
+// Whether `file` (which exists) lies inside `folder` once symbolic links are resolved.
+bool resolves_inside(const fs::path& file, const fs::path& folder) {
+  std::error_code ec1, ec2;
+  const fs::path f = fs::canonical(file, ec1), d = fs::canonical(folder, ec2);
+  if (ec1 || ec2) return false;
+  const auto mismatch = std::mismatch(d.begin(), d.end(), f.begin(), f.end());
+  return mismatch.first == d.end();
+}
+
+}  // namespace
+
+std::string find_image_file(const std::string& images_dir, const std::string& name, std::string* refused) {
+  if (refused) refused->clear();
   if (name.empty()) return "";
+  const std::string unsafe = unsafe_name(name);
+  if (!unsafe.empty()) {
+    if (refused) *refused = "image id '" + name + "' is not read: " + unsafe + "; ids name files inside the images folder";
+    return "";
+  }
   std::vector<std::string> candidates = {name, name + ".jpg", name + ".jpeg", name + ".png"};
   if (std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }) && name.size() <= 12) {
     char coco[32];
@@ -51,7 +79,14 @@ std::string find_image_file(const std::string& images_dir, const std::string& na
   std::error_code ec;
   for (const std::string& c : candidates) {
     const fs::path p = fs::path(images_dir) / c;
-    if (fs::is_regular_file(p, ec)) return p.string();
+    if (!fs::is_regular_file(p, ec)) continue;
+    if (!resolves_inside(p, images_dir)) {
+      if (refused)
+        *refused = "image '" + p.string() + "' is not read: it is a symbolic link to a file outside the images folder '" +
+                   images_dir + "'";
+      return "";
+    }
+    return p.string();
   }
   return "";
 }
@@ -66,6 +101,7 @@ void append_bytes(void* context, void* data, int size) {
 
 std::string write_thumbnail(const std::string& source, const std::string& target_stem, int max_side) {
   REMATCH_CHECK(max_side >= 1, "write_thumbnail: max_side must be positive, got ", max_side);
+  io::require_regular_file(source, "write_thumbnail");  // stb_image's fopen would wait forever on a FIFO
   int w = 0, h = 0, channels = 0;
   std::unique_ptr<unsigned char, void (*)(void*)> pixels(stbi_load(source.c_str(), &w, &h, &channels, 3),
                                                          stbi_image_free);

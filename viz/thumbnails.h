@@ -9,7 +9,10 @@ namespace rematch::viz {
 
 // The file of image `name` in `images_dir`: the name itself, the name with .jpg/.jpeg/.png, and for a bare
 // number the COCO spellings (COCO_val2014_%012d.jpg, COCO_train2014_%012d.jpg, %012d.jpg); "" when none exists.
-std::string find_image_file(const std::string& images_dir, const std::string& name);
+// A name is a path relative to the folder (subfolders are fine): an absolute path, a '..' part, or a file that
+// is a symbolic link leading out of the folder is never read; then "" comes back and `refused`, when given,
+// says why (it is cleared otherwise).
+std::string find_image_file(const std::string& images_dir, const std::string& name, std::string* refused = nullptr);
 
 // Reads `source`, shrinks it (keeping its aspect) so that neither side exceeds max_side (never enlarges), and
 // writes `target_stem` + ".png" (a PNG source: drawn pictures stay sharp) or + ".jpg" (photographs, quality 85).

@@ -94,22 +94,32 @@ void check_blas_sizes(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
   blas_int(ldc, "leading dim");
 }
 
-// C = op(A) op(B), a large product split into row blocks of C (op(A)'s rows) or, when C is wider than tall,
-// column blocks (op(B)'s columns), one per OpenMP thread. Each element is still one BLAS dot product over the
-// whole of k, so the split does not change how a sum is taken, only which thread takes it.
+// Rows (or columns) of C per block of a large product: a function of the product's shape only. Each block is
+// one BLAS call, and a BLAS kernel may round an element differently depending on where it falls in its call's
+// tiles (OpenBLAS's edge kernels for a call's last rows differ from its main one), so blocks shaped by the
+// thread count would give other bits at another thread count. Blocks of at least kMinBlock rows keep the cost
+// of each call packing the other operand again small (about 12/kMinBlock of the work).
+constexpr int64_t kMinBlock = 256, kMaxBlocks = 64;
+int64_t block_length(int64_t len) {
+  const int64_t b = std::max(kMinBlock, (len + kMaxBlocks - 1) / kMaxBlocks);
+  return (b + 15) / 16 * 16;  // a multiple of every OpenBLAS unroll
+}
+
+// C = op(A) op(B), a large product split into fixed row blocks of C (op(A)'s rows) or, when C is wider than
+// tall, column blocks (op(B)'s columns), the blocks shared among the OpenMP threads. Each element is one BLAS
+// dot product over the whole of k in a call of the same shape at any thread count, so the result's bits do
+// not depend on the number of threads (or on whether the caller runs inside a parallel region).
 template <typename T>
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
           const T* b, int64_t ldb, T* c, int64_t ldc) {
   check_blas_sizes(m, n, k, lda, ldb, ldc);
   const bool by_rows = m >= n;
   const int64_t len = by_rows ? m : n;
-  const int64_t parts = m * n * k < kParallelGemmWork || omp_in_parallel()
-                            ? 1
-                            : std::min<int64_t>(omp_get_max_threads(), len / 8);
-  if (parts <= 1) return blas_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
-#pragma omp parallel for num_threads(static_cast<int>(parts)) schedule(static)
-  for (int64_t p = 0; p < parts; ++p) {
-    const int64_t lo = len * p / parts, size = len * (p + 1) / parts - lo;
+  const int64_t block = block_length(len), blocks = (len + block - 1) / block;
+  if (m * n * k < kParallelGemmWork || blocks <= 1) return blas_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+#pragma omp parallel for schedule(static) if (!omp_in_parallel() && omp_get_max_threads() > 1)
+  for (int64_t p = 0; p < blocks; ++p) {
+    const int64_t lo = p * block, size = std::min(block, len - lo);
     if (by_rows)
       blas_gemm<T>(ta, tb, size, n, k, a + (ta == CblasNoTrans ? lo * lda : lo), lda, b, ldb, c + lo * ldc, ldc);
     else

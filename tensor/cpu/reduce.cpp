@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "tensor/cpu/reduce_kernels.h"
 #include "tensor/cpu/strided_loop.h"
@@ -67,28 +68,32 @@ template <typename T> T row_value(ReduceOp op, const T* p, int64_t n) {
   return T(0);
 }
 
-// One long row split over threads: partial results per thread, combined in order (deterministic).
+// One long row split over threads. A sum takes each block of 1024 as sum_contiguous_wide does and adds the
+// block totals in their order, as one thread would: the same bits at any thread count. (Partial sums per
+// thread, added at the end, would group the additions by the thread count.) Max and min are exact anyway.
 template <typename T> T long_row_value(ReduceOp op, const T* p, int64_t n) {
-  const int nt = omp_get_max_threads();
-  std::vector<Wide<T>> partial(static_cast<size_t>(nt), 0);
-  std::vector<T> extreme(static_cast<size_t>(nt), p[0]);
-  const int64_t chunk = ((n + nt - 1) / nt + 1023) / 1024 * 1024;
-#pragma omp parallel num_threads(nt)
-  {
-    const int t = omp_get_thread_num();
-    const int64_t b = std::min(n, t * chunk), e = std::min(n, b + chunk);
-    if (b < e) {
-      if (op == ReduceOp::Sum || op == ReduceOp::Mean) partial[t] = sum_contiguous_wide(p + b, e - b);
-      else extreme[t] = row_value(op, p + b, e - b);
-    }
-  }
+  constexpr int64_t kBlock = 1024;
   if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    std::vector<Wide<T>> partial(static_cast<size_t>(blocks), 0);
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b)
+      partial[static_cast<size_t>(b)] = sum_block(p + b * kBlock, std::min(kBlock, n - b * kBlock));
     Wide<T> wide = 0;
     for (Wide<T> v : partial) wide += v;
     const Acc<T> total = static_cast<Acc<T>>(wide);
     // (not one ?: expression: its common type with the double would send integer sums through double)
     if (op == ReduceOp::Mean) return static_cast<T>(static_cast<double>(total) / static_cast<double>(n));
     return static_cast<T>(total);
+  }
+  const int nt = omp_get_max_threads();
+  std::vector<T> extreme(static_cast<size_t>(nt), p[0]);
+  const int64_t chunk = ((n + nt - 1) / nt + kBlock - 1) / kBlock * kBlock;
+#pragma omp parallel num_threads(nt)
+  {
+    const int t = omp_get_thread_num();
+    const int64_t b = std::min(n, t * chunk), e = std::min(n, b + chunk);
+    if (b < e) extreme[t] = row_value(op, p + b, e - b);
   }
   T acc = extreme[0];
   for (T v : extreme) acc = op == ReduceOp::Max ? pick<T, true>(acc, v) : pick<T, false>(acc, v);

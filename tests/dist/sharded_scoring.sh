@@ -20,7 +20,21 @@ E="eval --checkpoint SGR.safetensors --data_path d --data_name synth_precomp --s
 "$R" $E > one.txt 2>/dev/null
 mpi 3 "$R" $E > three.txt 2>/dev/null
 cmp one.txt three.txt
+# Nor does it depend on threads: one process at 1, 2 and 4 threads and 2 ranks of 2 threads each write the same
+# bytes, at sizes where the models' products are split into blocks (tensor/cpu/matmul.cpp).
+"$R" synth --kind pairs --out big --images 12 --dev_images 4 --test_images 12 --regions 36 --feature_dim 256 --seed 3 >/dev/null
+"$R" init-checkpoint --module_name SAF --out big.safetensors --vocab_path big/vocab --data_name synth_precomp \
+  --img_dim 256 --word_dim 32 --embed_size 256 --sim_dim 32 --num_regions 36 --seed 1 >/dev/null
+B="score --checkpoint big.safetensors --data_path big --data_name synth_precomp --split test --block_images 6"
+OMP_NUM_THREADS=1 "$R" $B --out threads1.npy >/dev/null 2>&1
+for t in 2 4; do
+  OMP_NUM_THREADS=$t "$R" $B --out threads$t.npy >/dev/null 2>&1
+  cmp threads1.npy threads$t.npy
+done
+mpi 2 --bind-to none -x OMP_NUM_THREADS=2 "$R" $B --out ranks2threads2.npy >/dev/null 2>&1
+cmp threads1.npy ranks2threads2.npy
 # A rank that fails ends every rank with its message: a device no rank has.
 if mpi 2 "$R" $S --out x.npy --dist_backend none > none.txt 2>&1; then echo "--dist_backend none under mpirun -n 2 was accepted"; exit 1; fi
 grep -q "mpirun started 2 processes" none.txt
-echo "sharded scoring: 2, 3 and 4 ranks write the 1-process matrix byte for byte; eval prints the same table"
+echo "sharded scoring: 2, 3 and 4 ranks write the 1-process matrix byte for byte; eval prints the same table;" \
+  "1, 2 and 4 threads and 2 ranks x 2 threads write the same matrix"

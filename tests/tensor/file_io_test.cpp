@@ -15,6 +15,7 @@
 
 #include "disk_faults.h"
 #include "test_util.h"
+#include "with_deadline.h"
 
 namespace rematch {
 namespace {
@@ -70,10 +71,29 @@ TEST_F(FileIoTest, ReadFileErrorsNameOpAndFile) {
   const std::string missing = path("missing.bin");
   EXPECT_THROWS_WITH(io::ReadFile(missing, "load_thing"), "load_thing '" + missing + "': cannot open: ",
                      "No such file");
-  io::ReadFile folder(dir_.string(), "load_thing");  // a folder opens read-only, but has no size
-  EXPECT_THROWS_WITH(folder.size(), "load_thing '" + dir_.string() + "': not a regular file");
-  char c;
-  EXPECT_THROWS_WITH(folder.read_at(&c, 1, 0), "load_thing '" + dir_.string() + "': read failed: ");
+  EXPECT_THROWS_WITH(io::ReadFile(dir_.string(), "load_thing"),
+                     "load_thing '" + dir_.string() + "': is a folder, not a regular file");
+}
+
+// A FIFO where a file is read: opening it for reading would wait for a writer forever. It is refused by name at
+// once, as are other kinds that are no file (a character device here).
+TEST_F(FileIoTest, ReadFileRefusesAFifoWithoutWaiting) {
+  const std::string fifo = path("fifo.npy");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const test::ChildOutcome o = test::run_with_deadline([&] { io::ReadFile(fifo, "load_npy"); }, 10);
+  ASSERT_TRUE(o.finished) << "opening a FIFO blocked";
+  EXPECT_TRUE(o.threw);
+  EXPECT_EQ(o.message, "load_npy '" + fifo + "': is a FIFO (named pipe), not a regular file: give the path of a file");
+  EXPECT_THROWS_WITH(io::ReadFile("/dev/null", "load_npy"), "'/dev/null': is a character device, not a regular file");
+  EXPECT_THROWS_WITH(io::require_regular_file(fifo, "--image_list"), "--image_list '" + fifo + "': is a FIFO");
+  EXPECT_THROWS_WITH(io::read_text_file(fifo, "run config"), "run config '" + fifo + "': is a FIFO");
+}
+
+TEST_F(FileIoTest, ReadTextFileReadsTheWholeFile) {
+  io::write_file_atomically(path("a.txt"), std::string("line 1\n\0line 2", 14), "test_op");
+  EXPECT_EQ(io::read_text_file(path("a.txt"), "test_op"), std::string("line 1\n\0line 2", 14));
+  EXPECT_NO_THROW(io::require_regular_file(path("a.txt"), "test_op"));
+  EXPECT_THROWS_WITH(io::read_text_file(path("none.txt"), "test_op"), "test_op '" + path("none.txt") + "': cannot open");
 }
 
 TEST_F(FileIoTest, AtomicWriterReplacesOnlyOnCommit) {

@@ -101,5 +101,18 @@ TEST_F(RcslWordVectors, ErrorsNameTheFileAndLine) {
   EXPECT_THROWS_WITH(train::rcsl::load_word_vectors(write("dog 1 2 3\n"), vocab, zeros({2, 3})), "must be [5, dim]");
 }
 
+// A vector holding nan, inf or a number beyond float (strtof reads all three) would put NaN into the embedding.
+TEST_F(RcslWordVectors, NonFiniteVectorsAreRefused) {
+  data::Vocabulary vocab;
+  vocab.add_word("dog");
+  const Tensor emb = zeros({vocab.size(), 3});
+  EXPECT_THROWS_WITH(train::rcsl::load_word_vectors(write("dog 1 nan 3\n"), vocab, emb), "vectors.txt", "line 1",
+                     "field 3 is nan (nan); word vectors must be finite");
+  EXPECT_THROWS_WITH(train::rcsl::load_word_vectors(write("cat 1 2 3\ndog 1e400 2 3\n"), vocab, emb), "line 2",
+                     "field 2 is inf (1e400)");
+  EXPECT_THROWS_WITH(train::rcsl::load_word_vectors(write("dog -inf 2 3\n"), vocab, emb), "field 2 is -inf");
+  EXPECT_EQ(amax(abs(emb)).item<double>(), 0.0);
+}
+
 }  // namespace
 }  // namespace rematch

@@ -82,6 +82,7 @@ TEST_F(RunFolderTest, AFreshStartRefusesAFolderHoldingARun) {
 
 TEST_F(RunFolderTest, ResumeNeedsARunAndKeepsItsFiles) {
   EXPECT_THROWS_WITH(RunFolder(path("empty"), RunStart::Resume), "holds no run to resume", "config.json");
+  EXPECT_FALSE(fs::exists(path("empty")));  // a mistyped --resume leaves no folder and no lock file behind
   {
     const RunFolder first(path("run"), RunStart::Fresh);
     first.write_config("{\"epochs\": 3}\n");
@@ -127,19 +128,25 @@ TEST_F(RunFolderTest, TemporaryFilesOfDeadProcessesAreRemovedOthersKept) {
                                                           "run.lock", "x.tmp." + dead, "y.tmp." + dead + ".z"}));
 }
 
-TEST_F(RunFolderTest, OverwriteDeletesOnlyTheEarlierRunsFiles) {
+TEST_F(RunFolderTest, OverwriteDeletesEverythingTheEarlierRunWrote) {
   {
     const RunFolder first(path("run"), RunStart::Fresh);
-    first.write_config("{}");
+    first.write_config(R"({"method": "l2rm"})");
     first.write_results("| a |\n");
     put(first.metrics_path(), "{}\n");
     put(first.checkpoint_latest_path(), "w");
     put(first.checkpoint_best_path(), "w");
     put(first.plot_path("loss.png"), "png");
-    put(path("run/notes.txt"), "mine");
+    put(path("run/noise_index.npy"), "npy");  // the method's record of its noise
+    fs::create_directories(path("run/splits"));
+    put(path("run/splits/epoch_0.npy"), "npy");
+    put(path("run/splits/epoch_0.json"), "{}");
+    fs::create_directories(path("run/report/thumbs"));  // what `rematch retrieve --run` wrote
+    put(path("run/report/index.html"), "<html>");
+    put(path("run/report/thumbs/train_3.png"), "png");
   }
   const RunFolder second(path("run"), RunStart::Overwrite);
-  EXPECT_EQ(entries(second.dir()), (std::vector<std::string>{"notes.txt", "plots", "run.lock"}));
+  EXPECT_EQ(entries(second.dir()), (std::vector<std::string>{"plots", "run.lock"}));
   EXPECT_TRUE(entries(second.plots_dir()).empty());
   EXPECT_NO_THROW(RunFolder(path("new"), RunStart::Overwrite));  // nothing to overwrite is fine
 }

@@ -122,7 +122,7 @@ TEST_F(VocabTest, LookupOrderIsFlagThenDataPathThenWorkingDirectory) {
 
 TEST_F(VocabTest, MissingFileNamesIt) {
   const std::string path = (dir_ / "nope.json").string();
-  EXPECT_THROWS_WITH(Vocabulary::load(path), path, "cannot be opened");
+  EXPECT_THROWS_WITH(Vocabulary::load(path), "vocabulary file '" + path + "': cannot open: No such file");
 }
 
 TEST_F(VocabTest, MalformedJsonNamesTheFile) {

@@ -1,7 +1,6 @@
 // write_caught_report (report_pages.h): the training pairs a run's method flagged, read back from its run folder.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
@@ -9,8 +8,10 @@
 #include "tensor/error.h"
 #include "tensor/file_io.h"
 #include "tensor/npy.h"
+#include "tensor/npy_integers.h"
 #include "tensor/tensor.h"
 #include "train/cli/report_pages.h"
+#include "train/cli/run_config_json.h"
 #include "train/data/precomp_dataset.h"
 #include "train/data/vocab.h"
 #include "train/run/run_folder.h"
@@ -60,13 +61,15 @@ std::vector<viz::Detection> detection_from_metrics(const std::string& run_dir, i
   if (!fs::is_regular_file(metrics)) return out;
   for (const run::MetricRecord& m : run::read_metrics(metrics)) {
     if (m.kind != "epoch_start" || !m.has("clean_size") || !m.has("clean_precision")) continue;
+    const double kept = m.get("clean_size"), precision = m.get("clean_precision");
+    // A statistic that is not finite or outside its range (a damaged log) cannot be shown: that epoch is left out.
+    if (!(kept >= 0 && kept <= static_cast<double>(pairs) && precision >= 0 && precision <= 1)) continue;
     viz::Detection d;
     d.epoch = m.epoch;
     d.pairs = pairs;
     d.truly_mismatched = mismatched;
-    const double kept = m.get("clean_size");
     d.flagged = pairs - static_cast<int64_t>(kept);
-    const int64_t matched_kept = static_cast<int64_t>(std::llround(m.get("clean_precision") * kept));
+    const int64_t matched_kept = static_cast<int64_t>(std::llround(precision * kept));
     const int64_t matched_flagged = (pairs - mismatched) - matched_kept;
     d.caught = std::max<int64_t>(0, d.flagged - matched_flagged);
     d.precision = d.flagged ? static_cast<double>(d.caught) / static_cast<double>(d.flagged) : 0.0;
@@ -87,31 +90,37 @@ std::vector<int64_t> seeded_sample(std::vector<int64_t> v, int64_t k, uint64_t s
 }
 
 std::string write_caught_report(const std::string& run_dir, const CaughtReportOptions& o, std::ostream& log) {
-  std::ifstream in(run_dir + "/config.json");
-  REMATCH_CHECK(in.good(), "run folder '", run_dir, "' has no config.json");
-  const nlohmann::json config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  REMATCH_CHECK(config.is_object(), "'", run_dir, "/config.json' is not a JSON object");
-  auto text = [&](const char* key) {
-    const auto it = config.find(key);
-    return it != config.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  const std::string data_path = text("data_path"), method = text("method");
-  const std::string data_name = data::without_trailing_slashes(text("data_name"));
+  const nlohmann::json config = read_run_config_json(run_dir);
+  const std::string data_path = config_string(config, run_dir, "data_path");
+  const std::string method = config_string(config, run_dir, "method");
+  const std::string data_name = data::without_trailing_slashes(config_string(config, run_dir, "data_name"));
   REMATCH_CHECK(!data_name.empty(), "run folder '", run_dir, "': its config.json names no image-caption data set (",
                 method, " runs on class-labelled data, which this page does not show)");
 
-  // The training pairs: caption j with the image row the run trained it with.
+  // The training pairs: caption j with the image row the run trained it with. Every number read here is checked
+  // against the data before anything is indexed with it: the folder may be damaged, or the data changed since.
   const std::vector<std::string> captions = data::read_captions(data::captions_file(data_path, data_name, "train"));
-  const NpyHeaderInfo header = read_npy_header(data_path + "/" + data_name + "/train_ims.npy");
-  const int64_t n_cap = static_cast<int64_t>(captions.size()), rows = header.shape.at(0);
+  const std::string train_ims = data_path + "/" + data_name + "/train_ims.npy";
+  const NpyHeaderInfo header = read_npy_header(train_ims);
+  REMATCH_CHECK(header.shape.size() == 3 && header.shape[0] > 0, "image features file '", train_ims, "' has shape ",
+                shape_str(header.shape), "; expected [rows, regions, dim] with rows > 0");
+  const int64_t n_cap = static_cast<int64_t>(captions.size()), rows = header.shape[0];
+  REMATCH_CHECK(n_cap == rows || n_cap == 5 * rows, "the training captions of ", data_path, "/", data_name, " are ",
+                n_cap, " for the ", rows, " rows of '", train_ims, "': expected ", rows, " or ", 5 * rows,
+                " (rematch data check --data_path ", data_path, " --data_name ", data_name, " says what is wrong)");
   const int64_t im_div = rows == n_cap ? 1 : 5;
   std::vector<int64_t> to_row(static_cast<size_t>(n_cap));
   for (int64_t j = 0; j < n_cap; ++j) to_row[static_cast<size_t>(j)] = j / im_div;
   const std::string noise = run_dir + "/noise_index.npy";
-  const bool noise_known = fs::is_regular_file(noise);
-  if (noise_known) to_row = load_npy(noise, -1).to_vector<int64_t>();
-  REMATCH_CHECK(static_cast<int64_t>(to_row.size()) == n_cap, "'", noise, "' has ", to_row.size(),
-                " entries for the ", n_cap, " training captions");
+  const bool noise_known = fs::exists(noise);
+  if (noise_known) {
+    const IntegerNpy f = load_integer_npy(noise, "noise record");
+    REMATCH_CHECK(f.shape.size() == 1 && f.shape[0] == n_cap, "noise record '", noise, "' has shape ",
+                  shape_str(f.shape), "; the run's training split has ", n_cap,
+                  " captions (one image row per caption): the file is not this data set's");
+    check_integer_range(f, "noise record", 0, rows, "the image rows of " + train_ims);
+    to_row = f.values;
+  }
   std::vector<uint8_t> clean(static_cast<size_t>(n_cap));
   int64_t mismatched = 0;
   for (int64_t j = 0; j < n_cap; ++j) {
@@ -173,12 +182,9 @@ std::string write_caught_report(const std::string& run_dir, const CaughtReportOp
       c.truth = noise_known ? (clean[static_cast<size_t>(j)] ? "matched" : "mismatched") : "";
       c.decision = last.kind == viz::SplitKind::weight ? "weight " + viz::fixed_str(last.values[static_cast<size_t>(j)], 2)
                                                        : (flagged[static_cast<size_t>(j)] ? "flagged" : "kept");
-      const std::string file = images_dir.empty() ? "" : viz::find_image_file(images_dir, c.image_id);
-      if (!file.empty()) {
-        const std::string w = viz::write_thumbnail(file, (thumbs / ("train_" + std::to_string(c.row))).string(),
-                                                   o.thumbnail_side);
-        c.thumbnail = "thumbs/" + fs::path(w).filename().string();
-      }
+      const std::string written = thumbnail_of(images_dir, c.image_id, (thumbs / ("train_" + std::to_string(c.row))).string(),
+                                               o.thumbnail_side, &log);
+      if (!written.empty()) c.thumbnail = "thumbs/" + written;
       return c;
     };
     auto section = [&](const std::string& title, const std::string& note, const std::vector<int64_t>& members,

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "train/cli/app.h"
+#include "train/cli/demo_folder.h"
 #include "train/cli/report_pages.h"
 #include "train/methods/make_method.h"
 #include "train/methods/pairs/l2rm_options.h"
@@ -143,6 +144,10 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
       throw UsageError("--epochs must exceed the " + std::to_string(demo_warmup(m, size)) + " warm-up epochs of " + m);
   if (!(o.noise_ratio >= 0 && o.noise_ratio < 1)) throw UsageError("--noise_ratio must be in [0, 1)");
   device_flag(o.device);  // before the data is made
+  std::vector<std::string> method_names;  // run folders an earlier demo may have left, of any method
+  for (const train::MethodSpec* m : train::registered_methods()) method_names.push_back(m->name);
+  const std::string in_the_way = demo_folder_problem(o.out, method_names);
+  if (!in_the_way.empty()) throw UsageError(in_the_way);
   const auto start = std::chrono::steady_clock::now();
   const std::string data_path = o.out + "/data";
   // Every method's configuration before any data is made: a method that needs more than the demo gives (rcsl's

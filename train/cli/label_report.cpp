@@ -1,13 +1,14 @@
 // write_label_report (report_pages.h): the labels a run corrected (UOT-RCL), read back from its run folder.
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "tensor/error.h"
 #include "tensor/file_io.h"
 #include "tensor/npy.h"
+#include "tensor/npy_integers.h"
 #include "tensor/tensor.h"
 #include "train/cli/report_pages.h"
+#include "train/cli/run_config_json.h"
 #include "train/data/labeled_dataset.h"
 #include "viz/epoch_splits.h"
 #include "viz/html.h"
@@ -19,14 +20,10 @@ namespace rematch::cli {
 namespace fs = std::filesystem;
 
 std::string write_label_report(const std::string& run_dir, const CaughtReportOptions& o, std::ostream& log) {
-  std::ifstream in(run_dir + "/config.json");
-  REMATCH_CHECK(in.good(), "run folder '", run_dir, "' has no config.json");
-  const nlohmann::json config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  REMATCH_CHECK(config.is_object(), "'", run_dir, "/config.json' is not a JSON object");
-  const std::string method = config.value("method", std::string("the run"));
-  const std::string data_path = config.value("data_path", std::string());
-  const auto vl = config.find("valid_len");
-  const int64_t valid_len = vl != config.end() && vl->is_number_integer() ? vl->get<int64_t>() : -1;
+  const nlohmann::json config = read_run_config_json(run_dir);
+  const std::string method = config_string(config, run_dir, "method", "the run");
+  const std::string data_path = config_string(config, run_dir, "data_path");
+  const int64_t valid_len = config_integer(config, run_dir, "valid_len", -1);
   REMATCH_CHECK(!data_path.empty(), "'", run_dir, "/config.json' names no --data_path");
 
   // The truth: the data set's clean training labels (one per pair; both modalities share it in UOT-RCL's data).
@@ -34,13 +31,14 @@ std::string write_label_report(const std::string& run_dir, const CaughtReportOpt
   const int64_t n = static_cast<int64_t>(clean.size());
   // What the run was given: noisy_labels.npy, int64 [2, N] (image labels, text labels; label_noise.cpp).
   const std::string noisy_path = run_dir + "/noisy_labels.npy";
-  REMATCH_CHECK(fs::is_regular_file(noisy_path), "run folder '", run_dir, "' has no noisy_labels.npy: the labels ",
+  REMATCH_CHECK(fs::exists(noisy_path), "run folder '", run_dir, "' has no noisy_labels.npy: the labels ",
                 "the run trained on are unknown (a run writes it when it starts)");
-  const Tensor noisy_both = load_npy(noisy_path, -1);
-  REMATCH_CHECK(noisy_both.dim() == 2 && noisy_both.size(0) == 2 && noisy_both.size(1) == n, "'", noisy_path,
-                "' holds ", noisy_both.describe(), "; the training split of ", data_path, " has ", n,
+  const IntegerNpy noisy_both = load_integer_npy(noisy_path, "noisy labels");
+  REMATCH_CHECK(noisy_both.shape == Shape({2, n}), "noisy labels '", noisy_path, "' have shape ",
+                shape_str(noisy_both.shape), "; the training split of ", data_path, " has ", n,
                 " pairs (expected int64 [2, ", n, "])");
-  const std::vector<int64_t> both = noisy_both.to_vector<int64_t>();
+  check_integer_range(noisy_both, "noisy labels", 0, int64_t{1} << 31, "class labels are integers >= 0");
+  const std::vector<int64_t>& both = noisy_both.values;
   const std::vector<int64_t> noisy(both.begin(), both.begin() + n);  // the image labels (row 0)
 
   viz::LabelPage page;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
@@ -12,6 +11,7 @@
 #include "tensor/file_io.h"
 #include "tensor/npy.h"
 #include "train/cli/app.h"
+#include "train/cli/run_config_json.h"
 #include "train/data/precomp_dataset.h"
 #include "train/data/vocab.h"
 #include "train/eval/retrieval_metrics.h"
@@ -28,25 +28,30 @@ namespace {
 
 // Whether the run's method reads class-labelled data (its spec's layout; an unknown method is not).
 bool labelled_run(const std::string& run_dir) {
-  std::ifstream in(run_dir + "/config.json");
-  const nlohmann::json config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!config.is_object() || !config.contains("method") || !config["method"].is_string()) return false;
-  const std::string method = config["method"].get<std::string>();
+  const std::string method = config_string(read_run_config_json(run_dir), run_dir, "method");
   for (const train::MethodSpec* m : train::registered_methods())
     if (m->name == method) return m->layout == train::DataLayout::Labelled;
   return false;
 }
 
-std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream in(path);
-  REMATCH_CHECK(in.good(), "cannot open '", path, "'");
+std::vector<std::string> read_lines(const std::string& path, const std::string& what) {
+  const std::string text = io::read_text_file(path, what);
   std::vector<std::string> lines;
-  for (std::string l; std::getline(in, l);) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    std::string l = text.substr(at, nl - at);
     if (!l.empty() && l.back() == '\r') l.pop_back();
-    lines.push_back(l);
+    lines.push_back(std::move(l));
+    at = nl + 1;
   }
   return lines;
 }
+
+// The image file names of one split in a Karpathy split JSON ({"images": [{"split": "test", "filename": ...,
+// "filepath": ...}, ...]}); a field of the wrong type is an Error naming the file, the image and the key.
+std::vector<std::string> karpathy_names(const std::string& path, const std::string& split);
 
 // The Karpathy split's name of one of ours: dev is its "val"; COCO's train is its "train" and "restval".
 bool karpathy_split_matches(const std::string& ours, const std::string& theirs) {
@@ -54,6 +59,37 @@ bool karpathy_split_matches(const std::string& ours, const std::string& theirs) 
   if (ours == "test" || ours == "testall") return theirs == "test";
   if (ours == "train") return theirs == "train" || theirs == "restval";
   return false;
+}
+
+std::vector<std::string> karpathy_names(const std::string& path, const std::string& split) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(io::read_text_file(path, "--karpathy_json"));
+  } catch (const nlohmann::json::exception& e) {
+    REMATCH_FAIL("--karpathy_json '", path, "' is not valid JSON: ", e.what());
+  }
+  const std::string where = "--karpathy_json '" + path + "'";
+  REMATCH_CHECK(j.is_object() && j.contains("images") && j["images"].is_array(), where,
+                " is not a Karpathy split file: expected an object with an \"images\" list "
+                "(dataset_flickr30k.json, dataset_coco.json)");
+  // A field that is absent counts as empty; one of another type is named.
+  auto text = [&](const nlohmann::json& im, size_t i, const char* key) {
+    const auto it = im.find(key);
+    if (it == im.end() || it->is_null()) return std::string();
+    REMATCH_CHECK(it->is_string(), where, ": images[", i, "].", key, " is ", it->dump().substr(0, 60),
+                  ", not a string");
+    return it->get<std::string>();
+  };
+  std::vector<std::string> lines;
+  const nlohmann::json& images = j["images"];
+  for (size_t i = 0; i < images.size(); ++i) {
+    const nlohmann::json& im = images[i];
+    REMATCH_CHECK(im.is_object(), where, ": images[", i, "] is ", im.dump().substr(0, 60), ", not an object");
+    if (!karpathy_split_matches(split, text(im, i, "split"))) continue;
+    const std::string file = text(im, i, "filename"), folder = text(im, i, "filepath");
+    lines.push_back(im.contains("filepath") ? folder + "/" + file : file);
+  }
+  return lines;
 }
 
 int64_t feature_rows(const std::string& data_path, const std::string& data_name, const std::string& split) {
@@ -65,6 +101,25 @@ int64_t feature_rows(const std::string& data_path, const std::string& data_name,
 
 }  // namespace
 
+std::string thumbnail_of(const std::string& images_dir, const std::string& name, const std::string& target_stem,
+                         int side, std::ostream* notes) {
+  if (images_dir.empty()) return "";
+  std::string refused;
+  const std::string file = viz::find_image_file(images_dir, name, &refused);
+  if (file.empty()) {
+    if (!refused.empty() && notes) *notes << "rematch: note: " << refused << "; the report shows its name\n";
+    return "";
+  }
+  try {
+    return fs::path(viz::write_thumbnail(file, target_stem, side)).filename().string();
+  } catch (const io::WriteError&) {
+    throw;  // the report's own folder cannot be written: that is no picture's fault
+  } catch (const Error& e) {
+    if (notes) *notes << "rematch: note: " << e.what() << "; the report shows its name\n";
+    return "";
+  }
+}
+
 std::vector<std::string> split_image_names(const std::string& data_path, const std::string& data_name,
                                            const std::string& split, int64_t num_images, const ImageSource& src) {
   const std::string name = data::without_trailing_slashes(data_name);
@@ -72,6 +127,7 @@ std::vector<std::string> split_image_names(const std::string& data_path, const s
   // A file with one line per features row names image i on line i·(rows / images) (F30K dev/test replicate).
   auto per_image = [&](const std::vector<std::string>& lines, const std::string& what) {
     std::vector<std::string> names(static_cast<size_t>(num_images));
+    if (num_images <= 0) return names;
     const int64_t step = rows > num_images && rows % num_images == 0 && static_cast<int64_t>(lines.size()) == rows
                              ? rows / num_images
                              : 1;
@@ -80,26 +136,12 @@ std::vector<std::string> split_image_names(const std::string& data_path, const s
     for (int64_t i = 0; i < num_images; ++i) names[static_cast<size_t>(i)] = lines[static_cast<size_t>(i * step)];
     return names;
   };
-  if (!src.image_list.empty()) return per_image(read_lines(src.image_list), "--image_list '" + src.image_list + "'");
-  if (!src.karpathy_json.empty()) {
-    std::ifstream in(src.karpathy_json);
-    REMATCH_CHECK(in.good(), "cannot open --karpathy_json '", src.karpathy_json, "'");
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      REMATCH_FAIL("--karpathy_json '", src.karpathy_json, "' is not valid JSON: ", e.what());
-    }
-    std::vector<std::string> lines;
-    for (const auto& im : j.value("images", nlohmann::json::array()))
-      if (karpathy_split_matches(split, im.value("split", ""))) {
-        const std::string file = im.value("filename", "");
-        lines.push_back(im.contains("filepath") ? im.value("filepath", "") + "/" + file : file);
-      }
-    return per_image(lines, "--karpathy_json '" + src.karpathy_json + "'");
-  }
+  if (!src.image_list.empty())
+    return per_image(read_lines(src.image_list, "--image_list"), "--image_list '" + src.image_list + "'");
+  if (!src.karpathy_json.empty())
+    return per_image(karpathy_names(src.karpathy_json, split), "--karpathy_json '" + src.karpathy_json + "'");
   const std::string ids = data_path + "/" + name + "/" + split + "_ids.txt";
-  if (fs::is_regular_file(ids)) return per_image(read_lines(ids), "'" + ids + "'");
+  if (fs::exists(ids)) return per_image(read_lines(ids, "image ids"), "'" + ids + "'");
   return std::vector<std::string>(static_cast<size_t>(num_images));
 }
 
@@ -163,11 +205,10 @@ std::string write_retrieval_report(const ScoredSplit& scored, const CheckpointSc
   fs::create_directories(thumbs);
   for (int64_t i = 0; i < n_img; ++i) page.images[static_cast<size_t>(i)].id = names[static_cast<size_t>(i)];
   for (int64_t i : shown) {
-    const std::string file = images_dir.empty() ? "" : viz::find_image_file(images_dir, names[static_cast<size_t>(i)]);
-    if (file.empty()) continue;
-    const std::string written =
-        viz::write_thumbnail(file, (thumbs / (data.split + "_" + std::to_string(i))).string(), o.thumbnail_side);
-    page.images[static_cast<size_t>(i)].thumbnail = "thumbs/" + fs::path(written).filename().string();
+    const std::string written = thumbnail_of(images_dir, names[static_cast<size_t>(i)],
+                                             (thumbs / (data.split + "_" + std::to_string(i))).string(),
+                                             o.thumbnail_side, o.notes);
+    if (!written.empty()) page.images[static_cast<size_t>(i)].thumbnail = "thumbs/" + written;
   }
   const std::string path = (fs::path(o.out_dir) / "retrieval.html").string();
   io::write_file_atomically(path, viz::retrieval_html(page), "rematch retrieve");
@@ -184,25 +225,19 @@ std::string write_run_report(const std::string& run_dir, const std::string& out_
   if (labelled_run(run_dir)) return write_label_report(run_dir, co, log);
   const std::string best = run_dir + "/checkpoint_best.safetensors";
   if (fs::is_regular_file(best)) {
-    std::ifstream in(run_dir + "/config.json");
-    REMATCH_CHECK(in.good(), "run folder '", run_dir, "' has no config.json");
-    const nlohmann::json config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    REMATCH_CHECK(config.is_object(), "'", run_dir, "/config.json' is not a JSON object");
+    const nlohmann::json config = read_run_config_json(run_dir);
     CheckpointScoringOptions so;
     so.checkpoints = {best};
-    // A field that is absent or not a string (a null test_split: the default) takes the default.
-    auto text = [&](const char* key, const std::string& fallback) {
-      const auto it = config.find(key);
-      return it != config.end() && it->is_string() ? it->get<std::string>() : fallback;
-    };
-    so.data_path = text("data_path", "");
-    so.data_name = text("data_name", "");
-    so.vocab_path = text("vocab_path", "");
-    so.split = text("test_split", "test");
+    // A field that is absent or null (a null test_split: the default) takes the default.
+    so.data_path = config_string(config, run_dir, "data_path");
+    so.data_name = config_string(config, run_dir, "data_name");
+    so.vocab_path = config_string(config, run_dir, "vocab_path");
+    so.split = config_string(config, run_dir, "test_split", "test");
     RetrievalReportOptions ro;
     ro.out_dir = out_dir;
     ro.images = images;
     ro.links = {{"index.html", "back to what the run caught"}};
+    ro.notes = &log;
     write_retrieval_report(score_split(so, log), so, ro);
     co.links = {{"retrieval.html", "What the best checkpoint retrieves on the " + so.split +
                                        " split: top captions of test images, top images of test captions"}};

@@ -25,6 +25,13 @@ struct ImageSource {
 std::vector<std::string> split_image_names(const std::string& data_path, const std::string& data_name,
                                            const std::string& split, int64_t num_images, const ImageSource& source);
 
+// The thumbnail of image `name` (its file found in `images_dir`, viz/thumbnails.h) written as
+// <target_stem>.png/.jpg; returns the written file's name, or "" when there is none: no images folder, no such
+// file, a name that leads out of the folder, or a picture that cannot be decoded. A report shows the image's
+// name in its place; the last two are said on `notes` (when given), naming the file.
+std::string thumbnail_of(const std::string& images_dir, const std::string& name, const std::string& target_stem,
+                         int side, std::ostream* notes);
+
 struct RetrievalReportOptions {
   std::string out_dir;
   ImageSource images;
@@ -34,6 +41,7 @@ struct RetrievalReportOptions {
   uint64_t seed = 0;
   int thumbnail_side = 160;
   std::vector<std::pair<std::string, std::string>> links;  // (href, text) under the page's title
+  std::ostream* notes = nullptr;  // where a picture that cannot be shown is said (thumbnail_of)
 };
 
 // <out_dir>/retrieval.html with <out_dir>/thumbs/; returns the page's path. `scored` is the matrix of the split

@@ -8,6 +8,7 @@
 #include "train/cli/app.h"
 #include "train/cli/eval_checkpoint.h"
 #include "train/cli/report_pages.h"
+#include "train/data/finite_features.h"
 #include "train/data/float_npy.h"
 #include "train/data/precomp_dataset.h"
 
@@ -28,7 +29,8 @@ void run_retrieve(RetrieveFlags f, std::ostream& out, std::ostream& err) {
     if (!std::filesystem::is_regular_file(f.run_dir + "/config.json"))
       throw UsageError("--run " + f.run_dir + " is not a run folder (it has no config.json)");
     const std::string out_dir = f.report.out_dir.empty() ? f.run_dir + "/report" : f.report.out_dir;
-    out << "report: " << write_run_report(f.run_dir, out_dir, f.report.images, err) << "\n";
+    const std::string page = write_run_report(f.run_dir, out_dir, f.report.images, err);  // may fail: say nothing yet
+    out << "report: " << page << "\n";
     return;
   }
   ScoredSplit scored;
@@ -38,16 +40,23 @@ void run_retrieve(RetrieveFlags f, std::ostream& out, std::ostream& err) {
     if (f.scoring.data_path.empty() || f.scoring.data_name.empty())
       throw UsageError("--sims needs --data_path and --data_name (the split's captions)");
     scored.sims = data::load_float_npy(f.sims, "--sims", err, /*keep_float64=*/true);
-    if (scored.sims.dim() != 2 || scored.sims.size(1) != scored.sims.size(0) * f.captions_per_image)
+    if (scored.sims.dim() != 2 || scored.sims.size(0) == 0 ||
+        scored.sims.size(1) != scored.sims.size(0) * f.captions_per_image)
       throw UsageError("--sims " + f.sims + " is " + scored.sims.shape_str() + ", not [N_img, N_img * " +
-                       std::to_string(f.captions_per_image) + "] for --captions_per_image " +
+                       std::to_string(f.captions_per_image) + "] with N_img > 0 for --captions_per_image " +
                        std::to_string(f.captions_per_image));
+    if (scored.sims.dtype() != DType::Float32 && scored.sims.dtype() != DType::Float64)
+      throw UsageError("--sims " + f.sims + " holds " + scored.sims.describe() + ", not float scores");
+    data::check_finite_rows(scored.sims, "--sims", f.sims, "score", "a score matrix with NaN or Inf ranks nothing: "
+                            "score the split again");
     scored.captions_per_image = f.captions_per_image;
     scored.summary = f.sims;
   } else {
     throw UsageError("give --checkpoint (models to score the split with), --sims (a saved matrix) or --run");
   }
-  out << "report: " << write_retrieval_report(scored, f.scoring, f.report) << "\n";
+  f.report.notes = &err;
+  const std::string page = write_retrieval_report(scored, f.scoring, f.report);
+  out << "report: " << page << "\n";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "tensor/error.h"
+#include "tensor/file_io.h"
 #include "tensor/npy.h"
 #include "tensor/tensor.h"
 #include "train/data/vocab.h"
@@ -84,13 +85,32 @@ bool parse_header(const std::string& path, NpyFacts& f) {
   }
   f.descr = text.substr(q0 + 1, q1 - q0 - 1);
   std::istringstream dims(text.substr(p0 + 1, p1 - p0 - 1));
-  for (std::string tok; std::getline(dims, tok, ',');)
-    if (tok.find_first_not_of(" ") != std::string::npos) f.shape.push_back(std::stoll(tok));
-  for (size_t i = 2; i < f.descr.size() && std::isdigit(static_cast<unsigned char>(f.descr[i])); ++i)
+  for (std::string tok; std::getline(dims, tok, ',');) {
+    const size_t b = tok.find_first_not_of(" "), e = tok.find_last_not_of(" ");
+    if (b == std::string::npos) continue;
+    const std::string digits = tok.substr(b, e - b + 1);
+    int64_t d = 0;
+    bool ok = !digits.empty() && digits.size() <= 18;  // 18 digits always fit int64
+    for (char c : digits) ok = ok && c >= '0' && c <= '9';
+    for (size_t i = 0; ok && i < digits.size(); ++i) d = d * 10 + (digits[i] - '0');
+    if (!ok) {
+      f.error = "'" + path + "' has a garbled .npy header: dimension '" + digits.substr(0, 40) +
+                "' is not a non-negative integer of at most 18 digits";
+      return false;
+    }
+    f.shape.push_back(d);
+  }
+  for (size_t i = 2; i < f.descr.size() && i < 6 && std::isdigit(static_cast<unsigned char>(f.descr[i])); ++i)
     f.item_bytes = f.item_bytes * 10 + (f.descr[i] - '0');
-  int64_t numel = 1;
-  for (int64_t n : f.shape) numel *= n;
-  f.needed_bytes = f.data_offset + numel * f.item_bytes;
+  int64_t bytes = f.item_bytes;
+  bool overflow = false;
+  for (int64_t n : f.shape) overflow = overflow || __builtin_mul_overflow(bytes, n, &bytes);
+  overflow = overflow || __builtin_add_overflow(bytes, f.data_offset, &f.needed_bytes);
+  if (overflow) {
+    f.error = "'" + path + "' has a header shape " + f.shape_str() + " too large for any file (its byte count "
+              "overflows 64 bits): a damaged header";
+    return false;
+  }
   return true;
 }
 
@@ -99,8 +119,14 @@ bool parse_header(const std::string& path, NpyFacts& f) {
 NpyFacts inspect_npy(const std::string& path) {
   NpyFacts f;
   std::error_code ec;
-  f.exists = fs::is_regular_file(path, ec);
+  f.exists = fs::exists(path, ec);
   if (!f.exists) return f;
+  try {
+    io::require_regular_file(path, "load_npy");  // a FIFO or folder is said as such, never waited on
+  } catch (const Error& e) {
+    f.error = e.what();
+    return f;
+  }
   f.file_bytes = static_cast<int64_t>(fs::file_size(path, ec));
   try {
     if (!parse_header(path, f) || f.truncated()) return f;

@@ -11,7 +11,8 @@
 // release's, a vocabulary that leaves a quarter of the words unknown, a noise file whose real ratio is not the
 // one in its name); a warning is what a researcher should know before comparing numbers (a rebuilt
 // vocabulary, a noise file that is no permutation); a note is information (a float64 file converted on load).
-// Region features are never read whole: their header, the file size and at most five rows are.
+// Region features are read whole only with whole_files (`rematch data check`), for their NaN and Inf values, as
+// the loader checks them; the check at a run's start reads their header, the file size and at most five rows.
 #pragma once
 
 #include <cstdint>

@@ -7,9 +7,11 @@
 #include <set>
 
 #include "tensor/error.h"
+#include "tensor/file_io.h"
 #include "tensor/npy.h"
 #include "tensor/tensor.h"
 #include "train/data/data_check.h"
+#include "train/data/finite_features.h"
 #include "train/data/precomp_dataset.h"
 #include "train/data/tokenizer.h"
 #include "train/data/unicode.h"
@@ -104,7 +106,7 @@ std::string rows_expected(const PrecompSplitRelease& s, const PrecompRelease& r)
 
 void check_features(const std::string& path, const std::string& split, const PrecompSplitRelease* official,
                     const PrecompRelease* release, bool required, SplitFacts& facts, const SplitFacts* reference,
-                    DataCheckReport& report) {
+                    bool whole_files, DataCheckReport& report) {
   CheckItem it;
   it.role = split + " image features";
   it.path = path;
@@ -143,6 +145,14 @@ void check_features(const std::string& path, const std::string& split, const Pre
          "'" + path + "' is " + count_str(f.file_bytes - f.needed_bytes) + " bytes longer than its header says");
   facts.rows = f.shape[0], facts.regions = f.shape[1], facts.dim = f.shape[2];
   facts.features_sound = !f.truncated() && (f.descr == "<f4" || f.descr == "<f8" || f.descr == "<f2");
+  if (whole_files && facts.features_sound) {
+    try {  // as the loader checks them (precomp_dataset.h): the first row holding NaN or Inf
+      check_finite_rows(load_npy(path), "image features file", path, "row",
+                        "re-extract the features of that image, or remove the row and its captions");
+    } catch (const Error& e) {
+      fail(it, Severity::error, "not finite", e.what());
+    }
+  }
   it.numbers = {{"rows", double(f.shape[0])}, {"regions", double(f.shape[1])}, {"dim", double(f.shape[2])}};
   if (release && (facts.regions != release->regions || facts.dim != release->feature_dim))
     fail(it, Severity::error, "wrong shape",
@@ -189,6 +199,14 @@ void check_captions(const std::string& data_path, const std::string& data_name, 
     return;
   }
   it.path = path;
+  try {
+    io::require_regular_file(path, "captions file");  // a FIFO would block the reads below
+  } catch (const Error& e) {
+    fail(it, Severity::error, "unreadable", e.what());
+    facts.caption_item = report.items.size();
+    report.items.push_back(it);
+    return;
+  }
   const Encoding enc = caption_encoding(path);
   try {
     facts.texts = read_captions(path);
@@ -197,6 +215,8 @@ void check_captions(const std::string& data_path, const std::string& data_name, 
   }
   facts.captions = static_cast<int64_t>(facts.texts.size());
   it.content = count_str(facts.captions) + " captions, " + enc.name() + (enc.crlf ? " (CRLF)" : "");
+  if (facts.captions == 0 && it.severity != Severity::error)
+    fail(it, Severity::error, "empty", "'" + path + "' holds no caption: a run stops while loading it");
   it.numbers["captions"] = static_cast<double>(facts.captions);
   if (!enc.valid)
     fail(it, Severity::error, "not UTF-8",
@@ -221,6 +241,12 @@ void check_captions(const std::string& data_path, const std::string& data_name, 
 void check_pairing(const std::string& ims_path, const PrecompRelease* release, const SplitFacts& facts,
                    DataCheckReport& report) {
   if (facts.rows < 0 || facts.captions <= 0) return;
+  if (facts.rows == 0) {
+    fail(report.items[facts.caption_item], Severity::error, "wrong count",
+         "'" + ims_path + "' holds no rows for the " + count_str(facts.captions) + " captions of '" +
+             report.items[facts.caption_item].path + "': a run stops while loading");
+    return;
+  }
   CheckItem& it = report.items[facts.caption_item];
   if (facts.captions != facts.rows && facts.captions != 5 * facts.rows) {
     fail(it, Severity::error, "wrong count",
@@ -369,7 +395,7 @@ void check_precomp(const DataCheckOptions& o, DataCheckReport& report) {
     f.split = split;
     const std::string ims = report.folder + "/" + split + "_ims.npy";
     const SplitFacts* reference = facts.empty() ? nullptr : &facts.front();
-    check_features(ims, split, official, release, required, f, reference, report);
+    check_features(ims, split, official, release, required, f, reference, o.whole_files, report);
     check_captions(o.data_path, name, split, official, release, required, f, report);
     check_pairing(ims, release, f, report);
     facts.push_back(std::move(f));

@@ -2,10 +2,10 @@
 // the Philox generator, MRL's JSON noise files, and the .npy record written to a run folder.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tensor/file_io.h"
 #include "train/data/labeled_dataset.h"
 
 namespace rematch::data {
@@ -72,13 +72,14 @@ NoisyLabels inject_label_noise(const LabeledSplit& train, int64_t num_classes, d
 NoisyLabels load_label_noise_file(const std::string& path, const LabeledSplit& train, int64_t num_classes,
                                   LabelNoise mode) {
   check_train(train, num_classes, "load_label_noise_file");
-  REMATCH_CHECK(std::filesystem::is_regular_file(path), "label noise file '", path, "' does not exist");
+  REMATCH_CHECK(std::filesystem::exists(path), "label noise file '", path, "' does not exist");
+  io::require_regular_file(path, "label noise file");  // a FIFO is named, never waited on
   const int64_t n = train.size();
   std::vector<std::vector<int64_t>> views;
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
-    std::ifstream in(path);
+    const std::string text = io::read_text_file(path, "label noise file");
     try {
-      const nlohmann::json j = nlohmann::json::parse(in);
+      const nlohmann::json j = nlohmann::json::parse(text);
       REMATCH_CHECK(j.is_array(), "label noise file '", path, "' must hold a list of per-modality label lists");
       for (const auto& v : j) {
         // Checked before the conversion: nlohmann casts a float to an integer as is (undefined out of range).

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "tensor/file_io.h"
+#include "train/data/finite_features.h"
 
 namespace rematch::data {
 
@@ -120,7 +121,9 @@ Tensor h5_matrix(hid_t file, const std::string& name, const std::string& path) {
   std::vector<hsize_t> dims;
   std::vector<float> values = h5_read<float>(file, name, H5T_NATIVE_FLOAT, path, dims);
   REMATCH_CHECK(dims.size() == 2, "HDF5 file '", path, "': dataset '", name, "' must be [N, dim]");
-  return from_vector(values, {static_cast<int64_t>(dims[0]), static_cast<int64_t>(dims[1])});
+  Tensor t = from_vector(values, {static_cast<int64_t>(dims[0]), static_cast<int64_t>(dims[1])});
+  check_finite_rows(t, "HDF5 file", path, "dataset '" + name + "' row", "fix or drop that sample");
+  return t;
 }
 
 // Labels as exact integers: stored as integers or as integral floats (MATLAB exports), [N], [N, 1] or [1, N].
@@ -163,6 +166,7 @@ LabeledSplit npy_split(const std::string& dir, const std::string& split) {
     const auto [t, path] = load(name);
     REMATCH_CHECK(t.dim() == 2 && (t.dtype() == DType::Float32 || t.dtype() == DType::Float64),
                   "labelled data file '", path, "' holds ", t.describe(), "; expected float [N, dim]");
+    check_finite_rows(t, "labelled data file", path, "row", "fix or drop that sample");
     return kernels::contiguous(kernels::cast(t, DType::Float32));
   };
   LabeledSplit s;
@@ -235,7 +239,8 @@ LabeledDataset finish(LabeledDataset d, bool has_valid, int64_t valid_len) {
 }  // namespace
 
 LabeledDataset load_labeled_h5(const std::string& path, int64_t valid_len) {
-  REMATCH_CHECK(std::filesystem::is_regular_file(path), "HDF5 file '", path, "' does not exist");
+  REMATCH_CHECK(std::filesystem::exists(path), "HDF5 file '", path, "' does not exist");
+  io::require_regular_file(path, "HDF5 file");  // libhdf5's own open would wait on a FIFO
   H5Quiet quiet;
   H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   REMATCH_CHECK(file.get() >= 0, "HDF5 file '", path, "' cannot be opened as HDF5");

@@ -100,7 +100,7 @@ Correspondence caption_level_noise(int64_t num_images, int64_t im_div, double ra
 
 Correspondence load_noise_file(const std::string& path, int64_t num_images, int64_t im_div) {
   check_sizes("load_noise_file", num_images, im_div);
-  REMATCH_CHECK(std::filesystem::is_regular_file(path), "noise file '", path, "' does not exist");
+  REMATCH_CHECK(std::filesystem::exists(path), "noise file '", path, "' does not exist");
   const Tensor t = load_npy(path, -1);
   REMATCH_CHECK(t.dtype() == DType::Int64 || t.dtype() == DType::Int32, "noise file '", path, "' holds ",
                 t.describe(), "; expected int64 indices");

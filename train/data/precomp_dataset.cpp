@@ -7,6 +7,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "tensor/file_io.h"
+#include "train/data/finite_features.h"
 #include "train/data/float_npy.h"
 #include "train/data/tokenizer.h"
 
@@ -63,7 +65,8 @@ std::vector<std::string> tsv_fields(const std::string& line, const std::string& 
 }
 
 void check_file(const std::string& path, const char* what) {
-  REMATCH_CHECK(std::filesystem::is_regular_file(path), what, " '", path, "' does not exist");
+  REMATCH_CHECK(std::filesystem::exists(path), what, " '", path, "' does not exist");
+  io::require_regular_file(path, what);  // a FIFO there is said as such (and never waited on)
 }
 
 }  // namespace
@@ -102,8 +105,9 @@ std::vector<std::string> read_captions(const std::string& path) {
 
 std::string captions_file(const std::string& data_path, const std::string& data_name, const std::string& split) {
   const std::string base = data_path + "/" + data_name + "/" + split + "_caps";
-  if (std::filesystem::is_regular_file(base + ".txt")) return base + ".txt";
-  if (std::filesystem::is_regular_file(base + ".tsv")) return base + ".tsv";
+  // exists, not is_regular_file: a FIFO or folder there is named by the reader, not taken for a missing file.
+  if (std::filesystem::exists(base + ".txt")) return base + ".txt";
+  if (std::filesystem::exists(base + ".tsv")) return base + ".tsv";
   REMATCH_FAIL("captions file '", base, ".txt' (or '", base, ".tsv') does not exist");
 }
 
@@ -120,6 +124,9 @@ PrecompDataset::PrecompDataset(const std::string& data_path, const std::string& 
   REMATCH_CHECK(features_.dim() == 3 && features_.dtype() == DType::Float32, "image features file '", images_path_,
                 "' holds ", features_.describe(), "; expected float [rows, regions, dim] (float32, float64 or "
                 "float16)");
+  if (options.check_finite)
+    check_finite_rows(features_, "image features file", images_path_, "row",
+                      "re-extract the features of that image, or remove the row and its captions");
   std::vector<std::string> texts = read_captions(captions_path_);
   const int64_t rows = features_.size(0), n_caps = static_cast<int64_t>(texts.size());
   if (rows == n_caps)

@@ -26,6 +26,10 @@ struct PrecompOptions {
   // rows 0..4 hold the same image, as in F30K dev/test, else 1, as in CC152K).
   int64_t captions_per_image = 0;
   int64_t mmap_min_bytes = kNpyMmapMinBytes;  // see load_npy
+  // Every feature checked for NaN and Inf at load (finite_features.h), naming the file and the first bad row.
+  // It reads the whole file once (a mapped file's pages are loaded): about a second per gigabyte from disk. A
+  // run's training split skips it: the training step stops at a non-finite loss and names the op.
+  bool check_finite = true;
   // Where a conversion of the features on load is said (float64/float16 or Fortran order, float_npy.h);
   // nullptr: std::cerr.
   std::ostream* notes = nullptr;
@@ -34,8 +38,9 @@ struct PrecompOptions {
 class PrecompDataset {
  public:
   // Loads `<data_path>/<data_name>/<split>_*` (split: train, dev, test, testall). A missing file, features that
-  // are not float [rows, R, D] (float64 and float16 are converted to float32, float_npy.h), an empty caption, or a row count that fits neither im_div rule is an Error
-  // naming the file and the numbers.
+  // are not float [rows, R, D] (float64 and float16 are converted to float32, float_npy.h), a NaN or Inf
+  // feature (options.check_finite), an empty caption, or a row count that fits neither im_div rule is an
+  // Error naming the file and the numbers.
   PrecompDataset(const std::string& data_path, const std::string& data_name, const std::string& split,
                  const Vocabulary& vocab, const PrecompOptions& options = {});
 

@@ -30,11 +30,10 @@ Vocabulary::Vocabulary() {
 }
 
 Vocabulary Vocabulary::load(const std::string& path) {
-  std::ifstream in(path);
-  REMATCH_CHECK(in.good(), "vocabulary file '", path, "' cannot be opened (missing?)");
   nlohmann::json j;
+  const std::string text = io::read_text_file(path, "vocabulary file");  // names a missing file, refuses a FIFO
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     REMATCH_FAIL("vocabulary file '", path, "' is not valid JSON: ", e.what());
   }

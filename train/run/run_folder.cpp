@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +17,7 @@
 
 #include "tensor/error.h"
 #include "tensor/file_io.h"
+#include "train/run/run_folder_contents.h"
 
 namespace rematch::run {
 namespace fs = std::filesystem;
@@ -32,13 +34,7 @@ constexpr const char* kResults = "results.md";
 constexpr const char* kLock = "run.lock";
 constexpr const char* kPickAnotherRunDir = "; no training has run yet: fix that, or pick another --run_dir";
 
-std::string read_text(const std::string& path, const std::string& what) {
-  io::ReadFile f(path, what);
-  std::string text(f.size(), '\0');
-  const size_t got = f.read_at(text.data(), text.size(), 0);
-  text.resize(got);
-  return text;
-}
+std::string read_text(const std::string& path, const std::string& what) { return io::read_text_file(path, what); }
 
 // Lines of a metrics file: `complete` lines end with '\n' (not included); `torn` is a last line without one.
 struct Lines {
@@ -160,10 +156,23 @@ void RunFolder::lock(RunStart start) {
   const std::string path = lock_path();
   // Locked through a read-only descriptor: a file held open for writing would stop its file system from being
   // remounted read-only under a live run. (On a read-only file system the file can still be opened if it exists.)
-  lock_fd_ = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
-  if (lock_fd_ < 0) lock_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO in the lock file's place would block the open forever (and a blocked open ignores the
+  // SIGINT/SIGTERM handling that is already in place); O_NOFOLLOW: a symbolic link there is not followed, so the
+  // holder's description below never truncates the file it points to.
+  const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW;
+  lock_fd_ = ::open(path.c_str(), flags | O_CREAT, 0666);
+  if (lock_fd_ < 0) lock_fd_ = ::open(path.c_str(), flags);
+  const int open_errno = errno;
+  struct stat st;
+  const bool stat_ok = lock_fd_ >= 0 ? ::fstat(lock_fd_, &st) == 0 : ::lstat(path.c_str(), &st) == 0;
+  if (stat_ok && !S_ISREG(st.st_mode)) {
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    lock_fd_ = -1;
+    REMATCH_FAIL("run folder '", dir_, "': its lock file '", path, "' is ", io::file_kind(st.st_mode),
+                 ", not a regular file; rematch keeps a plain file there: remove it, or use another --run_dir");
+  }
   if (lock_fd_ < 0) {
-    const io::WriteError e = io::write_error("run folder", path, "cannot create the lock file", errno);
+    const io::WriteError e = io::write_error("run folder", path, "cannot create the lock file", open_errno);
     throw start == RunStart::Resume ? e : e.extended(kPickAnotherRunDir);
   }
   int rc;
@@ -193,12 +202,50 @@ void RunFolder::lock(RunStart start) {
   std::tm local{};
   if (::localtime_r(&now, &local) != nullptr) std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &local);
   const std::string who = "pid " + std::to_string(::getpid()) + ", since " + stamp + ": " + own_command_line() + "\n";
-  const int w = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  const int w = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (w >= 0) {
     const ssize_t n = ::write(w, who.data(), who.size());
     static_cast<void>(n);
     ::close(w);
   }
+}
+
+// Why a start of `start` cannot use the folder as it is (or as it is not: a missing one), or "" when it can.
+std::string RunFolder::refusal(RunStart start) const {
+  const std::string where = "run folder '" + dir_ + "': ";
+  std::error_code ec;
+  const bool holds_run = fs::exists(config_path(), ec);
+  switch (start) {
+    case RunStart::Fresh: {
+      if (holds_run)
+        return where + "already holds a run (" + config_path() + "); pass --resume to continue it or --overwrite to "
+               "replace it";
+      // Without a config.json the files a run writes are someone else's: a fresh run would write over them.
+      const std::vector<std::string> taken = run_entries_with_content(dir_);
+      if (!taken.empty())
+        return where + "holds " + list_names(taken) + " but no config.json, so it is not a rematch run; a run here "
+               "would write over them: move them away, or pick another --run_dir";
+      return "";
+    }
+    case RunStart::Resume:
+      return holds_run ? "" : where + "holds no run to resume (no " + config_path() + ")";
+    case RunStart::Overwrite: {
+      const std::vector<std::string> taken = run_entries_with_content(dir_);
+      if (!taken.empty() && !holds_rematch_config(dir_))
+        return where + "is not a rematch run folder (" +
+               (holds_run ? config_path() + " is not one rematch wrote: no \"method\"" : std::string("no config.json")) +
+               ") but holds " + list_names(taken) +
+               "; --overwrite deletes only a run's own files: move them away, or pick another --run_dir";
+      const std::vector<std::string> foreign = foreign_entries(dir_);
+      if (!foreign.empty())
+        return where + "holds files rematch does not write in a run folder (" + list_names(foreign) +
+               "); --overwrite would leave them mixed with a new run: move them away, or pick another --run_dir";
+      return "";
+    }
+    case RunStart::Follower:
+      return "";
+  }
+  return "";
 }
 
 RunFolder::RunFolder(std::string dir, RunStart start) : dir_(std::move(dir)) {
@@ -211,30 +258,30 @@ RunFolder::RunFolder(std::string dir, RunStart start) : dir_(std::move(dir)) {
     throw start == RunStart::Resume ? e : e.extended(kPickAnotherRunDir);
   };
   std::error_code ec;
+  if (start == RunStart::Overwrite) {
+    const std::string guarded = protected_folder(dir_);
+    REMATCH_CHECK(guarded.empty(), where, "is ", guarded, "; --overwrite deletes a run's files only in a folder of "
+                  "its own: pick another --run_dir (e.g. runs/<name>)");
+  }
+  // Checked before anything is created (a refused start leaves no folder or lock file behind), and again under
+  // the lock, where the answer holds. With a lock file there, the lock comes first: a writer holding it is what
+  // to say then.
+  if (!fs::exists(lock_path(), ec) && !fs::is_symlink(lock_path(), ec)) {
+    const std::string early = refusal(start);
+    REMATCH_CHECK(early.empty(), early);
+  }
   fs::create_directories(dir_, ec);
   if (ec) cannot(dir_, "cannot create it", ec);
   REMATCH_CHECK(fs::is_directory(dir_, ec), where, "exists and is not a folder");
   lock(start);
   try {
-    const bool holds_run = fs::exists(config_path(), ec);
-    switch (start) {
-      case RunStart::Fresh:
-        REMATCH_CHECK(!holds_run, where, "already holds a run (", config_path(),
-                      "); pass --resume to continue it or --overwrite to replace it");
-        break;
-      case RunStart::Resume:
-        REMATCH_CHECK(holds_run, where, "holds no run to resume (no ", config_path(), ")");
-        break;
-      case RunStart::Overwrite:
-        for (const char* name : {kConfig, kMetrics, kCheckpointLatest, kCheckpointBest, kResults}) {
-          fs::remove(file(name), ec);
-          if (ec) cannot(file(name), "cannot delete this file of the earlier run", ec);
-        }
-        fs::remove_all(plots_dir(), ec);
-        if (ec) cannot(plots_dir(), "cannot delete this folder of the earlier run", ec);
-        break;
-      case RunStart::Follower:  // returned above
-        break;
+    const std::string refused = refusal(start);
+    REMATCH_CHECK(refused.empty(), refused);
+    if (start == RunStart::Overwrite) {
+      const std::string failed = remove_run_entries(dir_);
+      if (!failed.empty())
+        throw io::write_error("run folder", dir_, "cannot delete the earlier run's " + failed, 0)
+            .extended(kPickAnotherRunDir);
     }
     fs::create_directories(plots_dir(), ec);
     if (ec) cannot(plots_dir(), "cannot create it", ec);
@@ -336,8 +383,15 @@ MetricsLog& MetricsLog::operator=(MetricsLog&& other) noexcept {
 }
 
 void MetricsLog::open_for_append() {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+  // O_NONBLOCK: a FIFO there fails at once (no reader) instead of blocking; the kind is checked after.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666);
   if (fd_ < 0) throw io::write_error("metrics log", path_, "cannot open for appending", errno);
+  struct stat st;
+  if (::fstat(fd_, &st) == 0 && !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    io::fail("metrics log", path_, "is " + io::file_kind(st.st_mode) + ", not a regular file: remove it");
+  }
 }
 
 void MetricsLog::close() noexcept {

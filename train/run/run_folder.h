@@ -8,7 +8,11 @@
 //   run.lock                         locked (flock) by the process writing the run; says which process it is
 // A folder holds a run once it has config.json. A fresh start refuses such a folder, so a typo cannot wipe
 // out a finished run: the user says --resume (continue it; config.json must be there) or --overwrite (delete
-// the earlier run's files listed above, then start fresh).
+// the earlier run's files, then start fresh). What counts as a run's files, and as a run folder, is said in
+// run_folder_contents.h: --overwrite deletes only in a rematch run folder holding nothing else (and never in
+// the root, home or current folder), and deletes everything a run and its report wrote there (splits/,
+// report/, the noise record too), so a new run never shows an older run's files as its own. A fresh start
+// refuses a folder without config.json that holds files a run would write over (results.md, metrics.jsonl...).
 // One writer: a RunFolder holds an exclusive flock on run.lock from before it changes anything until it is
 // destroyed; the kernel releases it when the process ends however it ends, so a killed run never leaves a
 // stale lock. A second RunFolder on the same folder, in this process or another, is refused at once with the
@@ -26,7 +30,7 @@ namespace rematch::run {
 enum class RunStart {
   Fresh,      // the folder must not hold a run
   Resume,     // the folder must hold a run; its files are kept
-  Overwrite,  // an earlier run's files are deleted first (other files in the folder are left alone)
+  Overwrite,  // an earlier run's files are deleted first (a folder holding other files is refused)
   Follower,   // another process writes the folder (rank 0 of an mpirun, docs/distributed.md §4): this one only
               // reads it; nothing is created, locked or deleted
 };
@@ -36,7 +40,8 @@ std::string default_run_dir(const std::string& method, std::time_t when);
 
 class RunFolder {
  public:
-  // Creates `dir` (parents too) and dir/plots, applying `start` as above. Errors name the folder, e.g.
+  // Creates `dir` (parents too) and dir/plots, applying `start` as above (a resume creates nothing when the
+  // folder holds no run). Errors name the folder, e.g.
   // "run folder 'runs/x': already holds a run (runs/x/config.json); pass --resume to continue it or
   // --overwrite to replace it". A folder or file that cannot be created or deleted is an io::WriteError
   // (tensor/file_io.h), which for a fresh or overwritten run ends with the advice to pick another --run_dir.
@@ -69,6 +74,7 @@ class RunFolder {
 
  private:
   std::string file(const std::string& name) const;
+  std::string refusal(RunStart start) const;
   void lock(RunStart start);
   std::string dir_;
   int lock_fd_ = -1;

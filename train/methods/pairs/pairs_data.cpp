@@ -22,7 +22,9 @@ PairsData load_pairs_data(const CommonOptions& c, bool add_mask_word, std::ostre
   if (add_mask_word) d.vocab.add_word("<mask>");
   data::PrecompOptions dev_options;
   dev_options.val_subset = c.val_subset.value_or(data::ValSubset::sgraf);
-  d.train = std::make_unique<data::PrecompDataset>(c.data_path, c.data_name, "train", d.vocab);
+  data::PrecompOptions train_options;
+  train_options.check_finite = false;  // the training step stops on a NaN itself (no pass over a large file first)
+  d.train = std::make_unique<data::PrecompDataset>(c.data_path, c.data_name, "train", d.vocab, train_options);
   d.dev = std::make_unique<data::PrecompDataset>(c.data_path, c.data_name, "dev", d.vocab, dev_options);
   const std::string test_split = c.test_split_name();
   d.test = std::make_unique<data::PrecompDataset>(c.data_path, c.data_name, test_split, d.vocab);

@@ -1,5 +1,6 @@
 #include "train/methods/rcsl/word_vectors.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <unordered_map>
@@ -7,6 +8,7 @@
 
 #include "autograd/autograd.h"
 #include "nn/nn.h"
+#include "tensor/file_io.h"
 
 namespace rematch::train::rcsl {
 namespace {
@@ -39,6 +41,7 @@ VocabularyVectors read_word_vectors(const std::string& path, const data::Vocabul
                 "load_word_vectors: the embedding must be [", vocab.size(), ", dim], got ",
                 embedding.defined() ? embedding.describe() : "undefined");
   const int64_t dim = embedding.size(1);
+  io::require_regular_file(path, "--word_vectors");  // an ifstream would wait forever on a FIFO
   std::ifstream in(path);
   REMATCH_CHECK(in.good(), "--word_vectors: cannot open '", path, "'");
 
@@ -75,6 +78,10 @@ VocabularyVectors read_word_vectors(const std::string& path, const data::Vocabul
       const float x = std::strtof(p, &end);
       REMATCH_CHECK(end != p && (*end == ' ' || *end == '\0'), "--word_vectors '", path, "' line ", line_no, ": field ",
                     k + 2, " is not a number");
+      const char* text = p;
+      while (*text == ' ') ++text;
+      REMATCH_CHECK(std::isfinite(x), "--word_vectors '", path, "' line ", line_no, ": field ", k + 2, " is ", x,
+                    " (", std::string(text, static_cast<size_t>(end - text)), "); word vectors must be finite");
       v.push_back(x);
       p = end;
     }
