@@ -34,6 +34,9 @@ class SgrafModel : public nn::Module {
   Tensor operator()(const Tensor& regions, const Tensor& ids, const Tensor& lengths) {
     return forward(regions, ids, lengths);
   }
+  // The same matrix before the sigmoid (SimilarityEncoder::logits). Its dropout masks are drawn in an order of its
+  // own (word embeddings, VisualSA, TextSA), kept so that a seed trains the run it trained.
+  Tensor logits(const Tensor& regions, const Tensor& ids, const Tensor& lengths);
 
   // Data-parallel training (docs/distributed.md §4): this rank's share of a batch of B images and B captions.
   struct ColumnShare {
@@ -43,9 +46,8 @@ class SgrafModel : public nn::Module {
     std::function<Tensor(const Tensor&)> gather;
     // The same for host float64 values without gradient (SAF's per-caption BatchNorm statistics).
     std::function<Tensor(const Tensor&)> gather_values;
-    // DECL (train/methods/decl/decl_method.cpp, DeclMethod::raw_scores): the columns before the sigmoid
-    // (SimilarityEncoder::logits), with VisualSA run before TextSA, the order of that method's dropout draws.
-    bool decl_logits = false;
+    // The columns of logits() instead: before the sigmoid, VisualSA run before TextSA (logits()'s dropout order).
+    bool logits = false;
   };
   // Columns [begin, end) of forward(regions, ids, lengths) — every image of the batch against this rank's
   // captions, [B, end - begin] — computed with one process's semantics: this rank's images go through the image

@@ -7,8 +7,8 @@
 // agree to 1e-12: S, the loss, every parameter's gradient and every BatchNorm statistic (VisualSA's, and SAF's
 // running statistics moved over the gathered per-caption statistics), so every dropout mask and BatchNorm
 // statistic is one process's and the gradients are the whole batch's. Each rank exits 1 on a mismatch.
-// DECL's columns (ColumnShare::decl_logits) are checked the same way against DeclMethod::raw_scores's computation
-// (image encoder, text encoder, VisualSA, TextSA, the logits without the sigmoid), with the triplet on tanh(S).
+// The columns before the sigmoid (ColumnShare::logits, DECL's training scores) are checked the same way against
+// SgrafModel::logits (image encoder, text encoder, VisualSA, TextSA, no sigmoid), with the triplet on tanh(S).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -35,10 +35,10 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
   return d;
 }
 
-int check(dist::Communicator& c, models::SimilarityModule module, bool decl = false) {
+int check(dist::Communicator& c, models::SimilarityModule module, bool logits = false) {
   const int r = c.rank();
   const std::string name =
-      std::string(module == models::SimilarityModule::SGR ? "SGR" : "SAF") + (decl ? " (DECL's raw scores)" : "");
+      std::string(module == models::SimilarityModule::SGR ? "SGR" : "SAF") + (logits ? " (logits)" : "");
   models::SgrafConfig cfg;
   cfg.module = module;
   cfg.vocab_size = 20;
@@ -59,18 +59,8 @@ int check(dist::Communicator& c, models::SimilarityModule module, bool decl = fa
   models::SgrafModel one(cfg, DType::Float64, &gen_one), ranks(cfg, DType::Float64, &gen_ranks);
   one.train();
   ranks.train();
-  Tensor s_one;
-  if (decl) {
-    // train/methods/decl/decl_method.cpp: DeclMethod::raw_scores.
-    const Tensor img = one.encode_images(regions);
-    const Tensor cap = one.encode_captions(ids, lengths);
-    const models::ImageSide images = one.sim_enc().encode_images(img);
-    const models::CaptionSide captions = one.sim_enc().encode_captions(cap, lengths);
-    s_one = one.sim_enc().logits(images, captions);
-  } else {
-    s_one = one(regions, ids, lengths);
-  }
-  const Tensor loss_one = nn::hardest_negative_triplet(decl ? tanh(s_one) : s_one, 0.2, true);
+  const Tensor s_one = logits ? one.logits(regions, ids, lengths) : one(regions, ids, lengths);
+  const Tensor loss_one = nn::hardest_negative_triplet(logits ? tanh(s_one) : s_one, 0.2, true);
   backward(loss_one);
 
   const dist::RowRange mine = dist::block_rows(B, 1, r, c.world_size());
@@ -79,11 +69,11 @@ int check(dist::Communicator& c, models::SimilarityModule module, bool decl = fa
   share.end = mine.end;
   share.gather = [&c](const Tensor& x) { return dist::all_gather_rows(c, x); };
   share.gather_values = [&c](const Tensor& x) { return c.all_gather(x); };
-  share.decl_logits = decl;
+  share.logits = logits;
   const Tensor columns = ranks.forward_columns(regions, ids, lengths, share);
   const Tensor s_ranks =
       transpose(dist::all_gather_rows(c, transpose(columns, 0, 1), dist::GatherBackward::OwnRows), 0, 1);
-  const Tensor loss_ranks = nn::hardest_negative_triplet(decl ? tanh(s_ranks) : s_ranks, 0.2, true);
+  const Tensor loss_ranks = nn::hardest_negative_triplet(logits ? tanh(s_ranks) : s_ranks, 0.2, true);
   backward(loss_ranks);
 
   int failures = 0;

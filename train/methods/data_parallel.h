@@ -1,5 +1,5 @@
 // Data-parallel training under mpirun (docs/distributed.md §4): what the trainer and the methods that opt in
-// (Method::trains_data_parallel) share. Every rank holds the same parameters, optimizer state and generators
+// (MethodSpec::data_parallel) share. Every rank holds the same parameters, optimizer state and generators
 // and draws the same numbers; a step computes its share of the batch, the batch-coupled losses see the whole
 // batch, and the parameters' gradients are summed over ranks before clipping, so the step is one process's.
 #pragma once

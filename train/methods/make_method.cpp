@@ -4,11 +4,11 @@
 
 #include "dist/communicator.h"
 
-#include "train/methods/ncr/ncr_method.h"
 #include "train/methods/crcl/crcl_method.h"
 #include "train/methods/decl/decl_method.h"
-#include "train/methods/pairs/l2rm_method.h"
-#include "train/methods/pairs/pairs_method.h"
+#include "train/methods/l2rm/l2rm_method.h"
+#include "train/methods/ncr/ncr_method.h"
+#include "train/methods/pairs/batch_loss_method.h"
 #include "train/methods/rcsl/rcsl_method.h"
 #include "train/methods/uotrcl/uotrcl_method.h"
 

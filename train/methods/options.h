@@ -22,7 +22,6 @@
 #include <optional>
 #include <string>
 #include <type_traits>
-#include <typeindex>
 #include <utility>
 #include <vector>
 
@@ -41,17 +40,22 @@ class OptionSections {
   OptionSections& operator=(OptionSections&&) noexcept = default;
 
   template <class S> S& get() {
-    std::unique_ptr<Base>& slot = items_[std::type_index(typeid(S))];
+    std::unique_ptr<Base>& slot = items_[key<S>()];
     if (!slot) slot = std::make_unique<Holder<S>>();
     return static_cast<Holder<S>&>(*slot).value;
   }
   template <class S> const S& get() const {
     static const S kDefault{};
-    const auto it = items_.find(std::type_index(typeid(S)));
+    const auto it = items_.find(key<S>());
     return it == items_.end() ? kDefault : static_cast<const Holder<S>&>(*it->second).value;
   }
 
  private:
+  // One address per section type: the key of its slot.
+  template <class S> static const void* key() {
+    static const char tag = 0;
+    return &tag;
+  }
   struct Base {
     virtual ~Base() = default;
     virtual std::unique_ptr<Base> clone() const = 0;
@@ -60,7 +64,7 @@ class OptionSections {
     S value{};
     std::unique_ptr<Base> clone() const override { return std::make_unique<Holder<S>>(*this); }
   };
-  std::map<std::type_index, std::unique_ptr<Base>> items_;
+  std::map<const void*, std::unique_ptr<Base>> items_;
 };
 
 // How a flag is given and stored. Choice: one of named values (an enum, an optional enum whose "" means "the

@@ -14,6 +14,7 @@
 #include "dist/communicator.h"
 #include "tensor/file_io.h"
 #include "train/methods/data_parallel.h"
+#include "train/methods/method_spec.h"
 #include "train/methods/run_position.h"
 #include "train/run/interrupt.h"
 #include "train/run/progress.h"
@@ -349,7 +350,8 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
 void check_data_parallel(const Method& method) {
   const int world = dist::world().world_size();
   if (world == 1) return;
-  REMATCH_CHECK(method.trains_data_parallel(), "--method ", method.name(), " does not train on several processes ",
+  const MethodSpec* spec = find_method_spec(method.name());
+  REMATCH_CHECK(spec && spec->data_parallel, "--method ", method.name(), " does not train on several processes ",
                 "yet (mpirun started ", world, "; docs/distributed.md §4 lists the methods that do): run it in one ",
                 "process");
 }

@@ -46,7 +46,7 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
                           std::ostream& out);
 
 // Under mpirun (a dist::world() of several ranks): refuses a method that does not train data-parallel
-// (Method::trains_data_parallel), naming it. run_training checks it first; train_new_run before the run folder.
+// (MethodSpec::data_parallel), naming it. run_training checks it first; train_new_run before the run folder.
 void check_data_parallel(const Method& method);
 
 // The notice the SIGINT/SIGTERM handler prints while a run trains.

@@ -1,5 +1,5 @@
 // The options of the methods that train an SGR or SAF model on image-caption pairs with one loss per batch
-// (triplet, infonce, rcl: pairs_method.h; L2RM's own are in l2rm_options.h, on top of these): the backbone and
+// (triplet, infonce, rcl: batch_loss_method.h; L2RM's own are in l2rm/l2rm_options.h, on top of these): the backbone and
 // the losses, their flag table and the methods' per-preset defaults (docs/methods/triplet.md, infonce.md,
 // rcl.md; sources in docs/presets.md).
 #pragma once

@@ -13,7 +13,7 @@
 #include "train/eval/retrieval_metrics.h"
 #include "train/losses/retrieval_losses.h"
 #include "train/methods/data_parallel.h"
-#include "train/methods/pairs/pairs_method.h"
+#include "train/methods/kit/retrieval_result.h"
 #include "train/methods/rcsl/rcsl_losses.h"
 #include "train/methods/rcsl/vse_encoding.h"
 #include "train/methods/rcsl/word_vectors.h"
@@ -56,10 +56,11 @@ const char* stage_name(bool mining) { return mining ? "mining" : "learning"; }
 
 }  // namespace
 
-RcslMethod::RcslMethod(const CommonOptions& common, const RcslOptions& options, PairsData data, std::ostream& log)
+RcslMethod::RcslMethod(const CommonOptions& common, const RcslOptions& options, bool noisy, PairsData data,
+                       std::ostream& log)
     : common_(common),
       options_(options),
-      noisy_(common.method == "rcsl-nc"),
+      noisy_(noisy),
       split_seed_(common.noise_seed >= 0 ? static_cast<uint64_t>(common.noise_seed) : 123),
       warmup_epochs_(noisy_ ? common.warmup_epoch : 0),
       rcm_t_(!options.no_rcm && !options.no_rcm_t),
@@ -69,8 +70,6 @@ RcslMethod::RcslMethod(const CommonOptions& common, const RcslOptions& options, 
       device_(common.device.device()),
       model_gen_(common.seed),
       augment_gen_(stream_seed(common.seed, kAugmentStream)) {
-  REMATCH_CHECK(common_.method == "rcsl" || common_.method == "rcsl-nc", "RcslMethod: --method must be rcsl or "
-                "rcsl-nc, got '", common_.method, "'");
   const data::PrecompDataset& train = *data_.train;
   if (noisy_) {
     correspondence_ = data_.correspondence;
@@ -477,14 +476,16 @@ MethodSpec rcsl_spec(bool noisy) {
   s.presets = {"f30k", "coco", "cc152k"};
   s.tables = {&rcsl_flags()};
   s.defaults = rcsl_defaults(noisy);
-  s.require = require_rcsl;
-  s.check = check_rcsl;
+  s.require = [noisy](const TrainConfig& c) { require_rcsl(c, noisy); };
+  s.check = [noisy](const TrainConfig& c) { check_rcsl(c, noisy); };
+  s.data_parallel = true;
   s.make = make_with<RcslOptions, PairsData>(
       [](const CommonOptions& c, const RcslOptions& o, std::ostream& log) {
         return load_pairs_data(c, o.word_vectors.empty(), log);
       },
-      [](const CommonOptions& c, const RcslOptions& o, PairsData data, std::ostream& log) -> std::unique_ptr<Method> {
-        return std::make_unique<RcslMethod>(c, o, std::move(data), log);
+      [noisy](const CommonOptions& c, const RcslOptions& o, PairsData data,
+              std::ostream& log) -> std::unique_ptr<Method> {
+        return std::make_unique<RcslMethod>(c, o, noisy, std::move(data), log);
       });
   return s;
 }

@@ -419,6 +419,9 @@ const MethodSpec& uotrcl_method_spec() {
     s.tables = {&uotrcl_flags()};
     s.defaults = uotrcl_defaults();
     s.check = check_uotrcl;
+    // Under mpirun (docs/distributed.md §4): each rank encodes its share of a batch's rows; the label correction,
+    // the relation plan and the loss run on every rank from the gathered embeddings and logits.
+    s.data_parallel = true;
     s.make = make_with<UotrclOptions, data::LabeledDataset>(
         [](const CommonOptions& c, const UotrclOptions&, std::ostream&) {
           return data::load_labeled(c.data_path, c.valid_len);
