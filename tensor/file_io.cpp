@@ -55,7 +55,19 @@ WriteError write_error(const std::string& what, const std::string& path, const s
   return WriteError(message, path, error_number);
 }
 
+namespace {
+
+OpenObserver& open_observer() {
+  static OpenObserver observer;
+  return observer;
+}
+
+}  // namespace
+
+void set_open_observer(OpenObserver observer) { open_observer() = std::move(observer); }
+
 ReadFile::ReadFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
+  if (open_observer()) open_observer()(path_);
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
 }

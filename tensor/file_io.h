@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -40,6 +41,11 @@ class WriteError : public Error {
 // else)". With error_number 0: "<what> '<path>': <problem>".
 WriteError write_error(const std::string& what, const std::string& path, const std::string& problem,
                        int error_number);
+
+// Called with the path of every ReadFile opened in this process while set (none by default): how a test counts
+// the reads of a file (tests/train/score_command_test.cpp). Not thread-safe to set while files are being opened.
+using OpenObserver = std::function<void(const std::string& path)>;
+void set_open_observer(OpenObserver observer);
 
 // A file opened read-only; the descriptor is closed on destruction. Movable, not copyable.
 class ReadFile {

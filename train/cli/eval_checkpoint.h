@@ -1,11 +1,11 @@
-// Scoring an evaluation split with SGR/SAF checkpoints, shared by `rematch score` and `rematch eval
-// --checkpoint`: the model(s) are rebuilt from each file (models/sgraf_checkpoint.h: rematch checkpoints and
-// converted official ones) and moved to --device, the split is read in the SCAN precomp layout, and the
-// [N_img, N_cap] matrix of sigmoid scores (rows = distinct images, docs/backbones.md §5.3, §7) is filled block by
-// block (train/eval/sgraf_scoring.h) on that device, in eval mode and without a graph, and kept on the host.
-// Two checkpoints are averaged: an SGR and a SAF checkpoint give SGRAF (§4.8), two SGR nets NCR's models A and
-// B; any other combination is refused (issue 16). The checkpoint of an NCR run holds both nets (its
-// "model_prefixes", docs/methods/ncr.md §6) and is averaged alone.
+// Scoring an evaluation split with SGR/SAF checkpoints, shared by `rematch score`, `rematch eval --checkpoint` and
+// `rematch retrieve`: each file is read once, whole, and its model(s) are built from what was read
+// (models/sgraf_checkpoint.h: rematch checkpoints and converted official ones) and moved to --device, the split is
+// read in the SCAN precomp layout, and the [N_img, N_cap] matrix of sigmoid scores (rows = distinct images,
+// docs/backbones.md §5.3, §7) is filled block by block (train/eval/sgraf_scoring.h) on that device, in eval mode
+// and without a graph, and kept on the host. Two checkpoints are averaged: an SGR and a SAF checkpoint give SGRAF
+// (§4.8), two SGR nets NCR's models A and B; any other combination is refused. The checkpoint of an NCR run holds
+// both nets (its "model_prefixes", docs/methods/ncr.md §6) and is averaged alone.
 #pragma once
 
 #include <cstdint>

@@ -255,7 +255,7 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOption
   c = train::resumed_train_config(folder.read_config(), folder.config_path());
   c.progress = progress;
   // Both checkpoints and config.json are checked before the data is read and before a step is trained.
-  const train::ResumePlan plan = shared_resume_plan(folder, resume_options);
+  train::ResumePlan plan = shared_resume_plan(folder, resume_options);
   for (const std::string& note : plan.notes) err << note << "\n";
   usable_device(c.device.spec(), "--device (from " + c.resume + "/config.json)");
   c.device = c.device.on(dist::rank_device(c.device.device(), dist::world()));

@@ -173,10 +173,13 @@ class RankZeroMetrics {
 
 // run_training's work; `saved` follows what checkpoint_latest holds (the position resumed from, then each one
 // saved), for the message of a failed write.
-TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunFolder& folder, const ResumePlan* plan,
+TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunFolder& folder, ResumePlan* plan,
                             std::ostream& out, std::optional<Position>& saved) {
   Position pos;
   const bool resuming = plan != nullptr && plan->from != ResumeFrom::Start;
+  // checkpoint_best's state as the resume check read it: the test's unless a later epoch validates better.
+  std::optional<TrainingState> best_read;
+  if (resuming && !plan->forget_best) best_read = std::move(plan->best);
   if (resuming) {  // before the metrics log opens: a folder that refuses it still holds this checkpoint
     method.load_state(*plan->state);
     pos = get_position(*plan->state);
@@ -288,7 +291,10 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     outcome.last_epoch_stats = info.stats;
     pos.step = steps;
     pos.epoch_done = true;
-    if (best) save_checkpoint(method, pos, config_xxh64, folder.checkpoint_best_path());
+    if (best) {
+      save_checkpoint(method, pos, config_xxh64, folder.checkpoint_best_path());
+      best_read.reset();
+    }
     save_checkpoint(method, pos, config_xxh64, folder.checkpoint_latest_path());
     saved = pos;
     pos.epoch_done = false;
@@ -307,7 +313,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
                      fixed(step_bytes / std::max<int64_t>(steps_run, 1) / 1e6, 2) + " MB a step into them");
   comm.barrier();  // rank 0's checkpoint_best is written
   if (pos.best_epoch >= 0) {
-    const TrainingState best = TrainingState::load(folder.checkpoint_best_path());
+    // Read once: the state the resume check read, or the file this run wrote last.
+    const TrainingState best = best_read ? std::move(*best_read) : TrainingState::load(folder.checkpoint_best_path());
     method.load_state(best);
     if (!outcome.best_validation.table.size()) outcome.best_validation = method.validate();
   }
@@ -325,7 +332,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
 
 }  // namespace
 
-TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, const ResumePlan* plan,
+TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, ResumePlan* plan,
                           std::ostream& out) {
   check_data_parallel(method);
   FileSizeSignalIgnored writes_past_a_size_limit_fail;
@@ -342,7 +349,7 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
 TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
                           std::ostream& out) {
   if (!resuming) return run_training(method, config, folder, nullptr, out);
-  const ResumePlan plan = check_resume(folder, ResumeOptions{});
+  ResumePlan plan = check_resume(folder, ResumeOptions{});
   for (const std::string& note : plan.notes) out << note << "\n";
   return run_training(method, config, folder, &plan, out);
 }

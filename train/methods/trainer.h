@@ -39,7 +39,8 @@ struct TrainOutcome {
 // resume_check.h; null: a fresh run; ResumeFrom::Start: the run again from its beginning). `out` gets results,
 // notes and the progress line; the caller has written config.json (fresh runs). SIGINT/SIGTERM are handled
 // through the caller's run::InterruptGuard, or one of its own when the caller has none.
-TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, const ResumePlan* plan,
+// The trainer takes plan->best: the final test reloads it unless a later epoch validates better.
+TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, ResumePlan* plan,
                           std::ostream& out);
 // The same; with `resuming`, check_resume(folder) with no options first (its notes go to `out`).
 TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
