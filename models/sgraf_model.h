@@ -42,7 +42,7 @@ class SgrafModel : public nn::Module {
   struct ColumnShare {
     int64_t begin = 0, end = 0;  // this rank's rows of the batch: the images it encodes, the captions it scores
     // Rows [end - begin, ...] of every rank -> [B, ...] in rank order, with gradient; backward: the sum over ranks
-    // of each one's gradient for this rank's rows (dist::all_gather_rows, GatherBackward::SumOverRanks).
+    // of each one's gradient for this rank's rows (parallel::all_gather_rows, GatherBackward::SumOverRanks).
     std::function<Tensor(const Tensor&)> gather;
     // The same for host float64 values without gradient (SAF's per-caption BatchNorm statistics).
     std::function<Tensor(const Tensor&)> gather_values;

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 #include "models/models.h"
 #include "tensor/kernels.h"
 #include "train/cli/app.h"
@@ -104,7 +104,7 @@ CLI::Option* add_checkpoint_scoring_options(CLI::App& cmd, CheckpointScoringOpti
 
 std::ostream& rank_zero_stream(std::ostream& s) {
   static std::ostream sink(nullptr);  // a stream without a buffer drops what it is given
-  return dist::world().rank() == 0 ? s : sink;
+  return parallel::world().rank() == 0 ? s : sink;
 }
 
 ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& all_log) {
@@ -112,8 +112,8 @@ ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& all_log
   if (o.data_path.empty() || o.data_name.empty())
     throw UsageError("--checkpoint needs --data_path and --data_name (the split to score)");
   Device device = device_flag(o.device);  // before any file is read
-  dist::Communicator& comm = dist::init_world(dist::choose_backend(o.dist_backend, device.is_cuda()));
-  device = dist::rank_device(device, comm);  // under mpirun, the GPU of the rank on its machine
+  parallel::Communicator& comm = parallel::init_world(parallel::choose_backend(o.dist_backend, device.is_cuda()));
+  device = parallel::rank_device(device, comm);  // under mpirun, the GPU of the rank on its machine
   std::ostream& log = rank_zero_stream(all_log);
   check_checkpoint_paths(o.checkpoints);
   // Each file is read once, whole (its checksum verified then), and its models built from what was read.
@@ -149,12 +149,12 @@ ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& all_log
     out.sims = eval::score_precomp_split(models, ds, block);
   } else {
     const int64_t n_img = ds.num_captions() / per_image;
-    const dist::RowRange rows = dist::block_rows(n_img, block.images, comm.rank(), comm.world_size());
+    const parallel::RowRange rows = parallel::block_rows(n_img, block.images, comm.rank(), comm.world_size());
     const Tensor mine = eval::score_precomp_rows(models, ds, rows.begin, rows.end, block);
     // Rows travel as they are (no arithmetic): the gathered matrix is one process's, byte for byte.
-    const Device via = comm.backend() == dist::Backend::Nccl ? device : Device::cpu();
+    const Device via = comm.backend() == parallel::Backend::Nccl ? device : Device::cpu();
     out.sims = kernels::to_device(comm.all_gather(kernels::to_device(mine, via)), Device::cpu());
-    log << "scored on " << comm.world_size() << " processes (" << dist::backend_name(comm.backend())
+    log << "scored on " << comm.world_size() << " processes (" << parallel::backend_name(comm.backend())
         << "), rows split in blocks of " << block.images << " images\n";
   }
   out.captions_per_image = per_image;

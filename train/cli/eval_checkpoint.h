@@ -46,7 +46,7 @@ struct ScoredSplit {
 // `log` gets the vocabulary file used (--vocab_path, else <data_path>/vocab, else ./vocab) and any conversion
 // of the region features on load (float64/float16, Fortran order), one line each.
 // Under `mpirun -n N` (--dist_backend auto|mpi|nccl) each rank scores its whole image blocks
-// (dist::block_rows) and every rank gets the whole matrix, equal byte for byte to one process's; with --device
+// (parallel::block_rows) and every rank gets the whole matrix, equal byte for byte to one process's; with --device
 // cuda each rank uses the GPU of its local rank. Only rank 0 writes to `log`.
 ScoredSplit score_split(const CheckpointScoringOptions& options, std::ostream& log);
 

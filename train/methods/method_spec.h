@@ -90,7 +90,7 @@ struct MethodSpec {
   // Reads the data (an Error before any training) and builds the method.
   std::function<std::unique_ptr<Method>(const TrainConfig&, std::ostream&)> make;
   // Whether it trains on several processes with one process's semantics (docs/distributed.md §4; its steps share
-  // each batch among the ranks of dist::world(), train/methods/data_parallel.h). A method that does not is refused
+  // each batch among the ranks of parallel::world(), train/methods/data_parallel.h). A method that does not is refused
   // under mpirun, by name, before a run folder is made.
   bool data_parallel = false;
   DemoPart demo;

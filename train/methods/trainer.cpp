@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "autograd/autograd.h"
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 #include "tensor/file_io.h"
 #include "train/methods/data_parallel.h"
 #include "train/methods/method_spec.h"
@@ -32,7 +32,7 @@ using Position = RunPosition;
 // Rank 0 writes (docs/distributed.md §4): every rank holds the same state, and this file is one process's.
 void save_checkpoint(const Method& method, const Position& p, const std::string& config_xxh64,
                      const std::string& path) {
-  if (dist::world().rank() != 0) return;
+  if (parallel::world().rank() != 0) return;
   TrainingState s;
   method.save_state(s);
   put_position(s, p);
@@ -189,7 +189,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
       pos.best_score = -std::numeric_limits<double>::infinity();
     }
   }
-  dist::Communicator& comm = dist::world();
+  parallel::Communicator& comm = parallel::world();
   const bool writer = comm.rank() == 0;  // under mpirun rank 0 writes the run folder; every rank computes
   const std::string config_xxh64 = writer ? config_hash(folder) : "";
   RankZeroMetrics metrics(folder.metrics_path(), writer);
@@ -241,8 +241,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     if (steps > 0) progress.start_epoch(e + 1, steps);
     for (; pos.step < steps; ++pos.step) {
       const auto step_start = std::chrono::steady_clock::now();
-      const double comm_before = dist::collective_tally().seconds;
-      const int64_t bytes_before = dist::collective_tally().bytes;
+      const double comm_before = parallel::collective_tally().seconds;
+      const int64_t bytes_before = parallel::collective_tally().bytes;
       if (on_any_rank(comm, run::interrupted())) {  // the ranks stop at the same step
         save_checkpoint(method, pos, config_xxh64, folder.checkpoint_latest_path());
         saved = pos;
@@ -254,8 +254,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
       }
       const StepResult r = guarded_step(method, e, pos.step, config.detect_anomaly);
       step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
-      step_comm_seconds += dist::collective_tally().seconds - comm_before;
-      step_bytes += static_cast<double>(dist::collective_tally().bytes - bytes_before);
+      step_comm_seconds += parallel::collective_tally().seconds - comm_before;
+      step_bytes += static_cast<double>(parallel::collective_tally().bytes - bytes_before);
       ++steps_run;
       progress.step(pos.step + 1, r.loss, r.pairs);
       if ((pos.step + 1) % config.log_step == 0 || pos.step + 1 == steps) {
@@ -355,7 +355,7 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
 }
 
 void check_data_parallel(const Method& method) {
-  const int world = dist::world().world_size();
+  const int world = parallel::world().world_size();
   if (world == 1) return;
   const MethodSpec* spec = find_method_spec(method.name());
   REMATCH_CHECK(spec && spec->data_parallel, "--method ", method.name(), " does not train on several processes ",

@@ -46,7 +46,7 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
 TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
                           std::ostream& out);
 
-// Under mpirun (a dist::world() of several ranks): refuses a method that does not train data-parallel
+// Under mpirun (a parallel::world() of several ranks): refuses a method that does not train data-parallel
 // (MethodSpec::data_parallel), naming it. run_training checks it first; train_new_run before the run folder.
 void check_data_parallel(const Method& method);
 

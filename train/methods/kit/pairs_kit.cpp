@@ -1,7 +1,7 @@
 #include "train/methods/kit/pairs_kit.h"
 
 #include "autograd/autograd.h"
-#include "dist/gather_op.h"
+#include "parallel/gather_op.h"
 #include "train/eval/sgraf_scoring.h"
 #include "train/methods/data_parallel.h"
 
@@ -24,7 +24,7 @@ PairsKit::PairsKit(const CommonOptions& common, PairsData data, DType dtype)
       data_(std::move(data)),
       device_(common.device.device()),
       dtype_(dtype),
-      comm_(dist::world()) {
+      comm_(parallel::world()) {
   data::BatcherOptions o;
   o.batch_size = common_.batch_size;
   o.seed = common_.seed;
@@ -87,16 +87,16 @@ Tensor PairsKit::training_scores(models::SgrafModel& m, const data::Batch& b, Sc
   shared_step_ = comm_.world_size() > 1 && b.size() >= comm_.world_size();
   if (!shared_step_)
     return kind == ScoreKind::Logits ? m.logits(b.regions, b.captions, b.lengths) : m(b.regions, b.captions, b.lengths);
-  const dist::RowRange mine = batch_share(comm_, b.size());
+  const parallel::RowRange mine = batch_share(comm_, b.size());
   models::SgrafModel::ColumnShare share;
   share.begin = mine.begin;
   share.end = mine.end;
   share.logits = kind == ScoreKind::Logits;
-  share.gather = [this](const Tensor& x) { return dist::all_gather_rows(comm_, x); };
+  share.gather = [this](const Tensor& x) { return parallel::all_gather_rows(comm_, x); };
   share.gather_values = [this](const Tensor& x) { return comm_.all_gather(x); };
   const Tensor columns = m.forward_columns(b.regions, b.captions, b.lengths, share);  // [B, n_r]
   // Rows of S^T in rank order, then S: each rank's backward keeps its own columns' gradient.
-  return transpose(dist::all_gather_rows(comm_, transpose(columns, 0, 1), dist::GatherBackward::OwnRows), 0, 1);
+  return transpose(parallel::all_gather_rows(comm_, transpose(columns, 0, 1), parallel::GatherBackward::OwnRows), 0, 1);
 }
 
 void PairsKit::update(SgrafNet& net, const Tensor& loss, int64_t epoch, int64_t step) {
@@ -140,7 +140,7 @@ Tensor PairsKit::split_scores(const data::PrecompDataset& split, models::SgrafMo
   const eval::BlockSize block{common_.eval_batch, common_.eval_batch};
   if (comm_.world_size() == 1) return eval::score_precomp_split({&m}, split, block);
   const int64_t n_img = split.num_captions() / split.captions_per_image();
-  const dist::RowRange rows = dist::block_rows(n_img, block.images, comm_.rank(), comm_.world_size());
+  const parallel::RowRange rows = parallel::block_rows(n_img, block.images, comm_.rank(), comm_.world_size());
   m.eval();  // as score_precomp_rows leaves it, on a rank without rows too
   const Tensor mine = rows.begin < rows.end ? eval::score_precomp_rows({&m}, split, rows.begin, rows.end, block)
                                             : zeros({0, split.num_captions()}, DType::Float32);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 #include "models/sgraf_model.h"
 #include "train/data/batcher.h"
 #include "train/methods/kit/pairs_data.h"
@@ -52,7 +52,7 @@ class PairsKit {
   const data::Correspondence& correspondence() const { return data_.correspondence; }
   Device device() const { return device_; }
   DType dtype() const { return dtype_; }
-  dist::Communicator& comm() const { return comm_; }
+  parallel::Communicator& comm() const { return comm_; }
 
   // The SGR/SAF model of `options` on this data (its vocabulary and region features).
   models::SgrafConfig model_config(const PairsOptions& options) const;
@@ -75,7 +75,7 @@ class PairsKit {
 
   // S [B, B] of a training batch under `m` in its current mode. Under mpirun (a world of W <= B ranks) each rank
   // computes its columns (SgrafModel::forward_columns: its share of the batch's captions against every image) and
-  // every rank holds the gathered S, whose backward keeps each rank's columns (dist::GatherBackward::OwnRows: every
+  // every rank holds the gathered S, whose backward keeps each rank's columns (parallel::GatherBackward::OwnRows: every
   // rank computes the whole loss); update() then sums the gradients over ranks. A batch smaller than the world is
   // computed whole on every rank (each then holds the whole gradient, which is not summed).
   Tensor training_scores(models::SgrafModel& m, const data::Batch& b, ScoreKind kind = ScoreKind::Sigmoid);
@@ -94,7 +94,7 @@ class PairsKit {
       const std::function<std::vector<std::vector<double>>(const data::Batch&)>& of_batch) const;
 
   // The [images, captions] score matrix of a split under `m` in eval mode (left in eval mode). Under mpirun each
-  // rank scores its whole blocks of image rows (dist::block_rows) and the rows are gathered as they are: one
+  // rank scores its whole blocks of image rows (parallel::block_rows) and the rows are gathered as they are: one
   // process's matrix byte for byte, as `rematch score` shards it (docs/distributed.md §3).
   Tensor split_scores(const data::PrecompDataset& split, models::SgrafModel& m) const;
   // The dev split's rSum and recalls under `m` (the model-selection score), `m` back in training mode after.
@@ -110,7 +110,7 @@ class PairsKit {
   PairsData data_;
   Device device_;
   DType dtype_;
-  dist::Communicator& comm_;  // dist::world() when the kit was made
+  parallel::Communicator& comm_;  // parallel::world() when the kit was made
   std::unique_ptr<data::Batcher> all_pairs_;
   bool shared_step_ = false;  // the step in progress computed a share of its batch (gradients to be summed)
 };

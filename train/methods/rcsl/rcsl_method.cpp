@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "autograd/autograd.h"
-#include "dist/gather_op.h"
+#include "parallel/gather_op.h"
 #include "models/augment.h"
 #include "train/data/batcher.h"
 #include "train/data/semi_paired.h"
@@ -254,17 +254,17 @@ namespace {
 // the captions through the Bi-GRU and the pooling; each rank's rows of both are gathered with the backward
 // GatherBackward::OwnRows (every rank computes the whole loss), so each rank's parameter gradients are its rows'
 // share, summed over ranks before the clip.
-models::VseEmbeddings embed_view(models::VseModel& model, dist::Communicator& comm, bool shared, const Tensor& images,
+models::VseEmbeddings embed_view(models::VseModel& model, parallel::Communicator& comm, bool shared, const Tensor& images,
                                  const Tensor& image_lengths, const Tensor& ids, const Tensor& lengths) {
   if (!shared) return model.forward(images, image_lengths, ids, lengths);
-  const dist::RowRange mine = batch_share(comm, images.size(0));
+  const parallel::RowRange mine = batch_share(comm, images.size(0));
   const int64_t n = mine.end - mine.begin;
   const Tensor all_images = model.encode_images(images, image_lengths);
   const Tensor words = model.txt_enc().embed_words(ids, lengths);
   const Tensor my_captions =
       model.txt_enc().encode_words(narrow(words, 0, mine.begin, n), contiguous(narrow(lengths, 0, mine.begin, n)));
-  return {dist::all_gather_rows(comm, narrow(all_images, 0, mine.begin, n), dist::GatherBackward::OwnRows),
-          dist::all_gather_rows(comm, my_captions, dist::GatherBackward::OwnRows)};
+  return {parallel::all_gather_rows(comm, narrow(all_images, 0, mine.begin, n), parallel::GatherBackward::OwnRows),
+          parallel::all_gather_rows(comm, my_captions, parallel::GatherBackward::OwnRows)};
 }
 
 }  // namespace
@@ -295,7 +295,7 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
     lengths = t.lengths;
   }
   model_->train();
-  dist::Communicator& comm = dist::world();
+  parallel::Communicator& comm = parallel::world();
   const bool shared = comm.world_size() > 1 && batch >= comm.world_size();
   const models::VseEmbeddings view0 =
       embed_view(*model_, comm, shared, to(regions, device_), region_lengths, to(ids, device_), lengths);
