@@ -10,8 +10,9 @@
 #            1,000 images × 5,000 captions with SGR through `rematch score --device cuda` against the official
 #            encode + shard_attn_scores (bench/run_score.sh), and the fused Sinkhorn on 129×129 at B = 1, 128,
 #            1024 against PyTorch eager (CASES=batch bench/run_sinkhorn_cuda.sh); then (its second call) the
-#            data-parallel check of issue 25 (dist: mpirun from tools/mpi_bundle.sh, 2 ranks --dist_backend mpi
-#            and 1 rank --dist_backend nccl against one process on the GPU; tests/parallel/data_parallel_gpu.sh)
+#            data-parallel check (dist, docs/distributed.md §5: mpirun from tools/mpi_bundle.sh, 2 ranks
+#            --dist_backend mpi and 1 rank --dist_backend nccl against one process on the GPU;
+#            tests/parallel/data_parallel_gpu.sh)
 #   slice 2  the op benchmarks (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN;
 #            bench/run_cuda.sh), the large OT problems against their bound (CASES=large
 #            bench/run_sinkhorn_cuda.sh), one run per method at full size (pairs/s, CPU = GPU first losses;
@@ -99,9 +100,10 @@
 #   score           `rematch score --device cuda`, 1,000 × 5,000, vs the official encode + shard_attn_scores
 #                   (DEVICE=cuda bench/run_score.sh)
 #   sinkhorn        fused Sinkhorn 129×129, B = 1, 128, 1024, vs PyTorch eager (CASES=batch run_sinkhorn_cuda.sh)
-#   dist            data-parallel training under mpirun (issue 25; tests/parallel/data_parallel_gpu.sh): Open MPI from
-#                   build-gpu-deps/openmpi-bundle.tar.xz (tools/mpi_bundle.sh; unpacked into build-gpu/openmpi,
-#                   restricted to one node's shared memory), libnccl.so.2 from the machine's Python package
+#   dist            data-parallel training under mpirun (docs/distributed.md §5;
+#                   tests/parallel/data_parallel_gpu.sh): Open MPI from build-gpu-deps/openmpi-bundle.tar.xz
+#                   (tools/mpi_bundle.sh; unpacked into build-gpu/openmpi, restricted to one node's shared memory),
+#                   libnccl.so.2 from the machine's Python package
 #                   (nvidia-nccl-cu13) on LD_LIBRARY_PATH; parallel_mpi_collectives mpi cuda on 2 ranks (one GPU
 #                   shared, tensors staged through host memory) and nccl cuda on 1 rank; training compared
 #                   record by record (metrics.jsonl) with one process --device cuda: 2 ranks --dist_backend mpi
@@ -261,7 +263,7 @@ print_plan() {
     1) echo "  Stages: build, tests (the GPU tests), step (SGR and SAF full-size training step vs the official"
        echo "  per-caption loop: time, peak memory), score (rematch score --device cuda, 1,000 x 5,000, vs the official"
        echo "  encode + shard_attn_scores), sinkhorn (fused Sinkhorn 129x129 at B = 1, 128, 1024 vs PyTorch eager),"
-       echo "  dist (issue 25: mpirun from build-gpu-deps/openmpi-bundle.tar.xz; collectives mpi cuda on 2 ranks, nccl"
+       echo "  dist (docs/distributed.md §5: mpirun from build-gpu-deps/openmpi-bundle.tar.xz; collectives mpi cuda on 2 ranks, nccl"
        echo "  cuda on 1; triplet/SGR and l2rm/SAF: 2 ranks --dist_backend mpi and 1 rank nccl vs one process on the"
        echo "  GPU, every metrics record, max relative difference per case; 2 CPU ranks as the control; dist.json)." ;;
     2) echo "  Stages: build, ops (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN), sinkhorn-large"
@@ -957,7 +959,7 @@ stage_demo() {
     bench/run_methods_cuda.sh
 }
 
-# --- dist: data-parallel training on the GPU (issue 25) -----------------------------------------------------
+# --- dist: data-parallel training on the GPU (docs/distributed.md §5) -------------------------------------
 # mpirun from the Open MPI bundle (or the machine's own), libnccl.so.2 from the machine's Python package, then
 # tests/parallel/data_parallel_gpu.sh: the collectives programs (mpi cuda on 2 ranks sharing the GPU, nccl cuda on
 # 1), and training runs compared record by record with one process --device cuda (2 ranks --dist_backend mpi,

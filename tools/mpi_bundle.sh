@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Open MPI for a machine that has none (the lent GPU machine: no network, no mpirun; issue 25's GPU check,
+# Open MPI for a machine that has none (the lent GPU machine: no network, no mpirun; the GPU check's,
 # tools/gpu_check.sh's dist stage): Debian 12's Open MPI 4.1.4 runtime, taken from this machine's packages and
 # made relocatable, so `mpirun -n 2 build-gpu/rematch train ... --dist_backend mpi` runs there.
 #

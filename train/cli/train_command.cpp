@@ -146,7 +146,7 @@ bool allowed_with_resume(const std::string& name) {
          name == "--restart" || name == "--dist_backend";
 }
 
-// --dry_run (issue 15 point 10): the resolved configuration as JSON on stdout (the keys of config.json), the data
+// --dry_run: the resolved configuration as JSON on stdout (the keys of config.json), the data
 // files checked on stderr, nothing trained and no run folder made. The device is checked by name only: a
 // command meant for a GPU machine can be checked anywhere (an unusable device is a note, not an error).
 void dry_run(const TrainConfig& c, std::ostream& out, std::ostream& err) {

@@ -1,5 +1,5 @@
-// The interface every training method implements (triplet, infonce, rcl, l2rm, rcsl, rcsl-nc, uotrcl), and
-// the only thing train/methods/trainer.h drives. A method owns its data, models, optimizers, schedules and
+// The interface every training method implements (each registered in make_method.cpp), and the only thing
+// train/methods/trainer.h drives. A method owns its data, models, optimizers, schedules and
 // generators; the trainer owns the loop around it: epochs and steps, progress, metrics.jsonl, SIGINT,
 // non-finite losses, validation, checkpoints (latest and best) and the final test.
 //

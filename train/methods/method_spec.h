@@ -1,8 +1,9 @@
 // What `rematch train` knows of a method: its MethodSpec, defined in the method's folder and registered by one
-// line in make_method.cpp (docs/design.md §5). The spec names the method, its data layout and presets, the
+// line in make_method.cpp (docs/design.md §8.3). The spec names the method, its data layout and presets, the
 // tables of its options (options.h), the defaults it gives the common and its own options per preset with their
-// sources (docs/presets.md is generated from them), its checks across flags, and how it is made: from its typed
-// options, the common options, its data and the log (make_with).
+// sources (docs/presets.md is generated from them), its checks across flags, how it is made: from its typed
+// options, the common options, its data and the log (make_with), and what the trainer and the demo need of it
+// (data_parallel, demo).
 #pragma once
 
 #include <functional>

@@ -1,9 +1,8 @@
-// The flag tables of `rematch train` (docs/design.md §5, "A training method"). Every option is one Flag: its
+// The flag tables of `rematch train` (docs/design.md §8.3, "Adding a training method"). Every option is one Flag: its
 // name (the flag is --name and config.json's key), the typed field it sets (reached through the TrainConfig), its
 // help, its range or choices, where its default comes from, and whether it is an ablation switch. The common
 // options have one table (train_config.cpp); each method folder holds the table of its own options
-// (pairs/pairs_options.cpp, pairs/l2rm_options.cpp, rcsl/rcsl_options.cpp, uotrcl/uotrcl_options.cpp), and its
-// MethodSpec (method_spec.h) adds the per-preset defaults. The command line (flags, grouped --help), config.json
+// (<folder>/<method>_options.cpp), and its MethodSpec (method_spec.h) adds the per-preset defaults. The command line (flags, grouped --help), config.json
 // and --dry_run (to_json, train_config_from_json), the range checks, the "flag of another method" error and
 // docs/presets.md all read these tables; nothing else lists the options.
 //

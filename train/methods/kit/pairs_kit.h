@@ -1,9 +1,10 @@
-// What the methods that train SGR/SAF networks on image–caption pairs compose (triplet, infonce, rcl, l2rm, ncr,
-// decl, crcl; docs/methods/shared.md §0): the data (pairs_data.h) and its batches on the run's device; a training
-// batch's score matrix, whole or, under mpirun, by columns shared among the ranks, and the update of a net after
-// it (docs/distributed.md §4); per-caption values of the whole training set, its batches dealt among the ranks; the
-// score matrices of the evaluation splits, their image rows dealt among the ranks; and the validation and test
-// results. The kit holds no network and no generator: each call names the model it means (sgraf_net.h).
+// What the methods that train SGR/SAF networks on image–caption pairs compose (docs/methods/shared.md §0.1,
+// §0.3; those whose spec's make is make_pairs_method): the data (pairs_data.h) and its batches on the run's
+// device; a training batch's score matrix, whole or, under mpirun, by columns shared among the ranks, and the
+// update of a net after it (docs/distributed.md §4); per-caption values of the whole training set, its batches
+// dealt among the ranks; the score matrices of the evaluation splits, their image rows dealt among the ranks; and
+// the validation and test results. The kit holds no network and no generator: each call names the model it
+// means (sgraf_net.h).
 #pragma once
 
 #include <cstdint>
