@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""rematch.ot from Python against the framework baselines on the same problems (issue 17, point 6):
+"""rematch.ot from Python against the framework baselines on the same problems:
 
   rematch        rematch.ot.partial_sinkhorn / rematch.ot.sinkhorn through the Python module (arrays shared
                  without a copy; the CPU solver, or the fused CUDA kernels for CUDA tensors)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data-parallel training on the CPU (docs/distributed.md §4, issue 25 point 6): the training throughput of one
+# Data-parallel training on the CPU (docs/distributed.md §4): the training throughput of one
 # process against `mpirun -n 2`, one thread per process (OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1), and the
 # share of the 2-rank steps spent in collectives and the bytes rank 0 puts into them (the run's own
 # "data-parallel:" line: wall time inside the mpi backend's calls, waiting for the other rank included). Reduced dims as bench/run_sgraf_step.sh: B 32, R 36, img 256, word 64, embed 256,

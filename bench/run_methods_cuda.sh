@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Training throughput of every method of `rematch train` on a GPU, at full model size on synthetic data, and
-# `rematch demo --device cuda` (issue 14, part B point 4). Prints a markdown table (method, model, batch, steps,
+# `rematch demo --device cuda`. Prints a markdown table (method, model, batch, steps,
 # pairs/s, seconds) with the device, commit and date, ready for bench/RESULTS.md.
 #
 #   cmake -S . -B build-gpu -DREMATCH_CUDA=ON && cmake --build build-gpu --target rematch_cli

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Scoring a test split with SGR: `rematch score --device DEVICE` against the official SGRAF evaluation
 # (encode_data + shard_attn_scores, bench/baselines/sgraf_score.py) on the same device, the two score matrices
-# compared, and a markdown table (issue 14, part B point 3: 1,000 images x 5,000 captions on a GPU; the official
-# code reports about 35 s; target <= 10 s for rematch).
+# compared, and a markdown table (1,000 images x 5,000 captions on a GPU: the official code reports about 35 s;
+# the target for rematch is <= 10 s).
 #
 #   BUILD=build-gpu bench/run_score.sh [EXTRA rematch score FLAGS]      (e.g. --block_images 1000)
 #   DEVICE=cpu SIZE=reduced BUILD=build-cpu bench/run_score.sh          (the whole path on 2 CPU cores, ~1 min)
@@ -147,7 +147,7 @@ sys.path.insert(0, bench_dir)
 import compare  # noqa: E402
 
 images, img_dim, word_dim, embed, sim_dim, vocab = map(int, dims.split())
-TARGET_S = 10.0        # issue 14 B.3: rematch scores F30K test (1,000 x 5,000) in <= 10 s on a GPU
+TARGET_S = 10.0        # rematch scores F30K test (1,000 x 5,000) in <= 10 s on a GPU
 AGREEMENT_DIGITS = 3   # max |difference| <= 1e-3 of the score range (float32 on both sides)
 
 walls = [int(line) / 1e9 for line in open(os.path.join(tmp, "rematch_ns"))]

@@ -17,7 +17,7 @@
 #                               # DIMS=reduced|full|B,R,img,word,embed,sim,V (default reduced:
 #                               # B=32 R=36 img=256 word=64 embed=256 sim=64 V=8481)
 #
-# DEVICE=cuda (or cuda:N): on one GPU (issue 14, part B point 3), default DIMS=full (B=128 R=36 img=2048
+# DEVICE=cuda (or cuda:N): on one GPU, default DIMS=full (B=128 R=36 img=2048
 # word=300 embed=1024 sim=256 V=8481), float32 without TF32 on both sides. One table per model: the step time
 # of rematch, the official per-caption loop and the batched variant (wall-clock medians, each step ending with
 # the device synchronised; rematch: 3 repetitions of >= 0.5 s; PyTorch: the steps of >= 1.5 s after 2 warm-up

@@ -128,7 +128,7 @@ for name, (n, m) in LARGE.items():
                     "ratio": theirs / ours if theirs else None, "exp_bound_s": exp_bound, "hbm_bound_s": hbm_bound,
                     "bound_s": bound})
 # The checks tools/gpu_check.sh gathers (value >= target): the batch speed-ups, and for each large problem
-# bound / time per sweep >= 0.5, i.e. within 2x of its bound (issue 14 part B point 2).
+# bound / time per sweep >= 0.5, i.e. within 2x of its bound (docs/ot.md §7).
 checks = []
 for r in results:
     if r.get("target") is not None:

@@ -1,5 +1,5 @@
-// Float32 time and peak memory of one SGR and one SAF training step on the CPU (issue 7 point 9) or on a CUDA
-// device (issue 14, part B point 3: `--device=cuda`): the whole
+// Float32 time and peak memory of one SGR and one SAF training step on the CPU or on a CUDA device
+// (`--device=cuda`): the whole
 // B × B similarity matrix of a batch in one pass (models::SgrafModel, train mode, dropout 0.4 as configured),
 // the VSE++ hardest-negative triplet loss (nn::hardest_negative_triplet, margin 0.2, max_violation) and the
 // backward pass to every parameter. No optimiser step: the same work as bench/baselines/sgraf_step.py, which

@@ -90,18 +90,13 @@ SgrafConfig config_from_tensors(const nn::NamedTensors& tensors, const nn::Safet
 SgrafConfig rematch_config(const std::string& path, const nn::SafetensorsMetadata& meta) {
   try {
     if (is_training_state(meta)) return sgraf_config_from_json(meta.at("model_config"));
-    return sgraf_config_from_json(nn::read_checkpoint_info(path).model_config);
+    return sgraf_config_from_json(nn::checkpoint_info(meta, path).model_config);
   } catch (const Error& e) {
     const std::string what = e.what();
     if (what.find(path) != std::string::npos) throw;
     REMATCH_FAIL("'", path, "': ", what);
   }
 }
-
-struct Parsed {
-  SgrafFile file;
-  nn::StateDict state;
-};
 
 // The models' prefixes of a rematch file: its metadata "model_prefixes" (a JSON list of strings; NCR's two nets),
 // else the one "model.".
@@ -120,60 +115,59 @@ std::vector<std::string> model_prefixes(const std::string& path, const nn::Safet
   return out;
 }
 
-Parsed parse(const std::string& path, bool with_tensors, const std::string& prefix = kModelPrefix) {
-  Parsed p;
-  if (!with_tensors) {
-    // The metadata alone tells a rematch checkpoint; a converted one needs its tensor shapes.
-    const nn::SafetensorsMetadata meta = nn::read_safetensors_metadata(path);
-    if (is_rematch_checkpoint(meta) || is_training_state(meta)) {
-      p.file.config = rematch_config(path, meta);
-      p.file.prefixes = model_prefixes(path, meta);
-      return p;
-    }
-  }
-  const nn::SafetensorsFile f = nn::load_safetensors(path);
-  if (is_rematch_checkpoint(f.metadata) || is_training_state(f.metadata)) {
-    p.file.config = rematch_config(path, f.metadata);
-    p.file.prefixes = model_prefixes(path, f.metadata);
-    REMATCH_CHECK(std::find(p.file.prefixes.begin(), p.file.prefixes.end(), prefix) != p.file.prefixes.end(), "'",
-                  path, "' holds no model under '", prefix, "'");
-    for (const auto& [name, t] : f.tensors)
-      if (starts_with(name, prefix)) p.state.emplace_back(name.substr(prefix.size()), t);
-    return p;
-  }
-  REMATCH_CHECK(prefix == kModelPrefix, "'", path, "' is a converted official checkpoint of one model; it has no '",
-                prefix, "'");
-  REMATCH_CHECK(is_converted(f.tensors), "'", path,
-                "' is neither a rematch checkpoint of an SGR/SAF model (metadata format "
-                "'rematch.training_checkpoint', or a run's 'rematch.training_state' with a model_config) nor an official checkpoint converted by tools/convert_pth.py "
-                "(tensors named img_enc.*, txt_enc.*, sim_enc.*)");
-  p.file.kind = SgrafFileKind::ConvertedOfficial;
-  p.file.config = config_from_tensors(f.tensors, f.metadata, path);
-  p.state = f.tensors;
-  return p;
-}
-
 }  // namespace
 
-SgrafFile read_sgraf_file(const std::string& path) { return parse(path, false).file; }
+SgrafFile read_sgraf_file(const std::string& path) {
+  nn::SafetensorsFile f = nn::load_safetensors(path);
+  SgrafFile file;
+  file.path = path;
+  if (is_rematch_checkpoint(f.metadata) || is_training_state(f.metadata)) {
+    file.config = rematch_config(path, f.metadata);
+    file.prefixes = model_prefixes(path, f.metadata);
+  } else {
+    REMATCH_CHECK(is_converted(f.tensors), "'", path,
+                  "' is neither a rematch checkpoint of an SGR/SAF model (metadata format "
+                  "'rematch.training_checkpoint', or a run's 'rematch.training_state' with a model_config) nor an "
+                  "official checkpoint converted by tools/convert_pth.py (tensors named img_enc.*, txt_enc.*, sim_enc.*)");
+    file.kind = SgrafFileKind::ConvertedOfficial;
+    file.config = config_from_tensors(f.tensors, f.metadata, path);
+  }
+  file.tensors = std::move(f.tensors);
+  return file;
+}
 
-std::unique_ptr<SgrafModel> load_sgraf_model(const std::string& path, DType dtype, const std::string& prefix) {
-  Parsed p = parse(path, true, prefix);
+std::unique_ptr<SgrafModel> load_sgraf_model(const SgrafFile& file, DType dtype, const std::string& prefix) {
+  const std::string& path = file.path;
+  nn::StateDict state;
+  if (file.kind == SgrafFileKind::RematchCheckpoint) {
+    REMATCH_CHECK(std::find(file.prefixes.begin(), file.prefixes.end(), prefix) != file.prefixes.end(), "'", path,
+                  "' holds no model under '", prefix, "'");
+    for (const auto& [name, t] : file.tensors)
+      if (starts_with(name, prefix)) state.emplace_back(name.substr(prefix.size()), t);
+  } else {
+    REMATCH_CHECK(prefix == kModelPrefix, "'", path,
+                  "' is a converted official checkpoint of one model; it has no '", prefix, "'");
+    state = file.tensors;
+  }
   // The config is only a claim until the weights load: a file of a few kB whose config asks for embed_size
   // 30000 would have the model allocate tens of GB first. The file must hold at least as many values.
   double held = 0;
-  for (const auto& [name, t] : p.state) held += static_cast<double>(t.numel());
-  const double needed = state_dict_size(p.file.config);
-  REMATCH_CHECK(needed <= held, "'", path, "' (", describe(p.file.config), "): that model has ", needed,
+  for (const auto& [name, t] : state) held += static_cast<double>(t.numel());
+  const double needed = state_dict_size(file.config);
+  REMATCH_CHECK(needed <= held, "'", path, "' (", describe(file.config), "): that model has ", needed,
                 " values, but the file holds only ", held, " (the config does not describe the file's tensors)");
-  auto model = std::make_unique<SgrafModel>(p.file.config, dtype);
+  auto model = std::make_unique<SgrafModel>(file.config, dtype);
   try {
-    model->load_state_dict(p.state);
+    model->load_state_dict(state);
   } catch (const Error& e) {
-    REMATCH_FAIL("'", path, "' (", describe(p.file.config), "): ", e.what());
+    REMATCH_FAIL("'", path, "' (", describe(file.config), "): ", e.what());
   }
   model->eval();
   return model;
+}
+
+std::unique_ptr<SgrafModel> load_sgraf_model(const std::string& path, DType dtype, const std::string& prefix) {
+  return load_sgraf_model(read_sgraf_file(path), dtype, prefix);
 }
 
 nn::CheckpointInfo sgraf_checkpoint_info(const SgrafModel& model, int64_t epoch, int64_t step) {

@@ -7,6 +7,8 @@
 //     metadata "opt". Its shape is read from the tensors (vocabulary, dims, regions, module, steps) and
 //     checked against the options; options this port does not implement (unidirectional GRU,
 //     --no_imgnorm, --no_txtnorm) are an error rather than a silently different model.
+// A file is read once, whole (read_sgraf_file: its checksum, when it carries one, verified then); its models are
+// built from what was read, so a file that changes on disk meanwhile cannot mix two versions.
 // Loading is strict: a missing, unexpected or wrongly shaped tensor is an error naming it and the file.
 #pragma once
 
@@ -21,21 +23,27 @@ namespace rematch::models {
 enum class SgrafFileKind { RematchCheckpoint, ConvertedOfficial };
 
 struct SgrafFile {
+  std::string path;
   SgrafConfig config;
   SgrafFileKind kind = SgrafFileKind::RematchCheckpoint;
   // The state-dict prefixes of the models a rematch file holds, all of this config: {"model."}, or the two nets
   // of an NCR run, {"model.", "model_B."} (its metadata entry "model_prefixes", docs/methods/ncr.md §6). Empty
   // for a converted official file (its names carry no prefix).
   std::vector<std::string> prefixes;
+  nn::NamedTensors tensors;  // every tensor of the file, on the host
 };
 
-// The config (and kind) of a model file, without building the model.
+// Reads a model file once, whole: its tensors, its config (from the metadata, or for a converted file from the
+// tensors' shapes) and kind. No model is built.
 SgrafFile read_sgraf_file(const std::string& path);
 
-// Builds the model the file describes, in `dtype`, loads its weights and leaves it in eval mode. The model
-// is constructed with default_generator() (its initial draws are overwritten; dropout, if the caller
-// switches to training, draws from it too).
-// `prefix` picks one model of a file that holds several (SgrafFile::prefixes; an Error naming the file otherwise).
+// Builds the model `prefix` of a file read by read_sgraf_file (no file is opened), in `dtype`, loads its weights
+// and leaves it in eval mode. The model is constructed with default_generator() (its initial draws are
+// overwritten; dropout, if the caller switches to training, draws from it too). `prefix` picks one model of a file
+// that holds several (SgrafFile::prefixes; an Error naming the file otherwise).
+std::unique_ptr<SgrafModel> load_sgraf_model(const SgrafFile& file, DType dtype = DType::Float32,
+                                             const std::string& prefix = "model.");
+// read_sgraf_file(path), then its model `prefix`.
 std::unique_ptr<SgrafModel> load_sgraf_model(const std::string& path, DType dtype = DType::Float32,
                                              const std::string& prefix = "model.");
 

@@ -18,6 +18,14 @@ Tensor SgrafModel::forward(const Tensor& regions, const Tensor& ids, const Tenso
   return sim_enc_->forward(img_emb, cap_emb, lengths);
 }
 
+Tensor SgrafModel::logits(const Tensor& regions, const Tensor& ids, const Tensor& lengths) {
+  const Tensor img = encode_images(regions);
+  const Tensor cap = encode_captions(ids, lengths);
+  const ImageSide images = sim_enc_->encode_images(img);
+  const CaptionSide captions = sim_enc_->encode_captions(cap, lengths);
+  return sim_enc_->logits(images, captions);
+}
+
 Tensor SgrafModel::forward_columns(const Tensor& regions, const Tensor& ids, const Tensor& lengths,
                                    const ColumnShare& share) {
   const int64_t b = regions.size(0), n = share.end - share.begin;
@@ -32,9 +40,9 @@ Tensor SgrafModel::forward_columns(const Tensor& regions, const Tensor& ids, con
   const Tensor img = share.gather(encode_images(narrow(regions, 0, share.begin, n)));  // [B, R, d]
   ImageSide images;
   CaptionSide all;
-  if (share.decl_logits) images = sim_enc_->encode_images(img);  // DeclMethod::raw_scores: VisualSA, then TextSA
+  if (share.logits) images = sim_enc_->encode_images(img);  // logits(): VisualSA, then TextSA
   all = sim_enc_->encode_captions(cap, lengths);
-  if (!share.decl_logits) images = sim_enc_->encode_images(img);
+  if (!share.logits) images = sim_enc_->encode_images(img);
   CaptionSide mine;
   mine.words = narrow(all.words, 0, share.begin, n);
   mine.lengths = my_lengths;
@@ -42,7 +50,7 @@ Tensor SgrafModel::forward_columns(const Tensor& regions, const Tensor& ids, con
   mine.global = narrow(all.global, 0, share.begin, n);
   AttentionFiltration* saf = sim_enc_->saf();
   const auto columns = [&] {
-    return share.decl_logits ? sim_enc_->logits(images, mine) : sim_enc_->scores(images, mine);
+    return share.logits ? sim_enc_->logits(images, mine) : sim_enc_->scores(images, mine);
   };
   if (saf == nullptr) return columns();
   struct Unset {

@@ -34,18 +34,20 @@ class SgrafModel : public nn::Module {
   Tensor operator()(const Tensor& regions, const Tensor& ids, const Tensor& lengths) {
     return forward(regions, ids, lengths);
   }
+  // The same matrix before the sigmoid (SimilarityEncoder::logits). Its dropout masks are drawn in an order of its
+  // own (word embeddings, VisualSA, TextSA), kept so that a seed trains the run it trained.
+  Tensor logits(const Tensor& regions, const Tensor& ids, const Tensor& lengths);
 
   // Data-parallel training (docs/distributed.md §4): this rank's share of a batch of B images and B captions.
   struct ColumnShare {
     int64_t begin = 0, end = 0;  // this rank's rows of the batch: the images it encodes, the captions it scores
     // Rows [end - begin, ...] of every rank -> [B, ...] in rank order, with gradient; backward: the sum over ranks
-    // of each one's gradient for this rank's rows (dist::all_gather_rows, GatherBackward::SumOverRanks).
+    // of each one's gradient for this rank's rows (parallel::all_gather_rows, GatherBackward::SumOverRanks).
     std::function<Tensor(const Tensor&)> gather;
     // The same for host float64 values without gradient (SAF's per-caption BatchNorm statistics).
     std::function<Tensor(const Tensor&)> gather_values;
-    // DECL (train/methods/decl/decl_method.cpp, DeclMethod::raw_scores): the columns before the sigmoid
-    // (SimilarityEncoder::logits), with VisualSA run before TextSA, the order of that method's dropout draws.
-    bool decl_logits = false;
+    // The columns of logits() instead: before the sigmoid, VisualSA run before TextSA (logits()'s dropout order).
+    bool logits = false;
   };
   // Columns [begin, end) of forward(regions, ids, lengths) — every image of the batch against this rank's
   // captions, [B, end - begin] — computed with one process's semantics: this rank's images go through the image

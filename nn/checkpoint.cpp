@@ -186,6 +186,10 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   return parse_info(read_safetensors_metadata(path), path);
 }
 
+CheckpointInfo checkpoint_info(const SafetensorsMetadata& metadata, const std::string& path) {
+  return parse_info(metadata, path);
+}
+
 void load_model_weights(const std::string& path, Module& model) {
   const SafetensorsFile file = load_safetensors(path);
   check_format(file.metadata, path);

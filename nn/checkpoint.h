@@ -19,6 +19,7 @@
 #include "nn/lr_schedule.h"
 #include "nn/module.h"
 #include "nn/optim.h"
+#include "nn/safetensors.h"
 
 namespace rematch::nn {
 
@@ -46,6 +47,8 @@ CheckpointInfo load_training_checkpoint(const std::string& path, Module& model, 
 
 // The info alone, e.g. to rebuild the model from its config before loading the checkpoint.
 CheckpointInfo read_checkpoint_info(const std::string& path);
+// The info in the metadata of a checkpoint already read (load_safetensors); `path` names it in errors.
+CheckpointInfo checkpoint_info(const SafetensorsMetadata& metadata, const std::string& path);
 
 // Only the model's weights ("model.*" entries, strict), e.g. for evaluation.
 void load_model_weights(const std::string& path, Module& model);

@@ -31,7 +31,6 @@ class Module {
   NamedTensors named_buffers() const;
   std::vector<Tensor> parameters() const;
   int64_t parameter_count() const;  // number of scalar parameters
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const { return children_; }
 
   // Parameters then buffers, dotted names, PyTorch order.
   StateDict state_dict() const;

@@ -37,7 +37,6 @@ constexpr const char* dtype_name(DType t) {
 }
 
 constexpr bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64; }
-constexpr bool is_integral(DType t) { return t == DType::Int32 || t == DType::Int64 || t == DType::UInt8; }
 constexpr bool is_index_dtype(DType t) { return t == DType::Int32 || t == DType::Int64; }
 
 template <typename T> struct dtype_of;

@@ -66,7 +66,19 @@ std::string file_kind(unsigned mode) {
   return "an unknown kind of file";
 }
 
+namespace {
+
+OpenObserver& open_observer() {
+  static OpenObserver observer;
+  return observer;
+}
+
+}  // namespace
+
+void set_open_observer(OpenObserver observer) { open_observer() = std::move(observer); }
+
 ReadFile::ReadFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
+  if (open_observer()) open_observer()(path_);
   // O_NONBLOCK: opening a FIFO that no process writes blocks until one does, and a blocked open() cannot be
   // interrupted by the signals the program handles. On a regular file the flag changes nothing.
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);

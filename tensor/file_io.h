@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +45,11 @@ WriteError write_error(const std::string& what, const std::string& path, const s
 // What kind of file system entry a stat mode is, for messages: "a regular file", "a folder", "a FIFO (named
 // pipe)", "a socket", "a character device", "a block device", "a symbolic link", or "an unknown kind of file".
 std::string file_kind(unsigned mode);
+
+// Called with the path of every ReadFile opened in this process while set (none by default): how a test counts
+// the reads of a file (tests/train/score_command_test.cpp). Not thread-safe to set while files are being opened.
+using OpenObserver = std::function<void(const std::string& path)>;
+void set_open_observer(OpenObserver observer);
 
 // A file opened read-only; the descriptor is closed on destruction. Movable, not copyable.
 class ReadFile {

@@ -1,6 +1,6 @@
 // NumPy .npy files: the format the public retrieval benchmarks ship their precomputed features in.
 // Reads format versions 1.0, 2.0 and 3.0 with little-endian data of dtype <f2 <f4 <f8 <i4 <i8 |b1 |u1, in C
-// or Fortran order, as files are found (issue 16): float16 is widened to float32 (there is no float16 DType),
+// or Fortran order, as files are found: float16 is widened to float32 (there is no float16 DType),
 // Fortran-order data comes back as a column-major strided view. Writes version 1.0 (2.0 when the header needs
 // it), C order. Anything else — big-endian data, other dtypes, a truncated or garbled file — is an Error that
 // names the file and what is wrong.

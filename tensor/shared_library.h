@@ -1,5 +1,5 @@
 // A shared library opened with dlopen when first needed instead of linked (tensor/cuda/cublas_api.h for cuBLAS,
-// dist/nccl_api.h for NCCL): a command that never uses it does not pay its load at start-up. The library is
+// parallel/nccl_api.h for NCCL): a command that never uses it does not pay its load at start-up. The library is
 // looked for in several places in turn, and every failure names the library, where it was looked for, and what
 // to install.
 #pragma once

@@ -10,8 +10,9 @@
 #            1,000 images × 5,000 captions with SGR through `rematch score --device cuda` against the official
 #            encode + shard_attn_scores (bench/run_score.sh), and the fused Sinkhorn on 129×129 at B = 1, 128,
 #            1024 against PyTorch eager (CASES=batch bench/run_sinkhorn_cuda.sh); then (its second call) the
-#            data-parallel check of issue 25 (dist: mpirun from tools/mpi_bundle.sh, 2 ranks --dist_backend mpi
-#            and 1 rank --dist_backend nccl against one process on the GPU; tests/dist/data_parallel_gpu.sh)
+#            data-parallel check (dist, docs/distributed.md §5: mpirun from tools/mpi_bundle.sh, 2 ranks
+#            --dist_backend mpi and 1 rank --dist_backend nccl against one process on the GPU;
+#            tests/parallel/data_parallel_gpu.sh)
 #   slice 2  the op benchmarks (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN;
 #            bench/run_cuda.sh), the large OT problems against their bound (CASES=large
 #            bench/run_sinkhorn_cuda.sh), one run per method at full size (pairs/s, CPU = GPU first losses;
@@ -51,11 +52,11 @@
 # which one solid xz stream with a 192 MiB dictionary stores once). A call then carries 52.6 MB of the 64 MiB
 # allowed: the working tree 5.4 MB, build-gpu-deps 26.3 MB (kept for the fallback), build-gpu-pre 20.9 MB.
 # With the MPI and NCCL backends (below; 2026-11-26, commit 09c5dfd): prebuilt.tar.xz 23.1 MB for 74 files
-# (dist_mpi_collectives, Open MPI's libraries), 300 MB unpacked, packed in 86 s; build-gpu-deps 29.1 MB with the
+# (parallel_mpi_collectives, Open MPI's libraries), 300 MB unpacked, packed in 86 s; build-gpu-deps 29.1 MB with the
 # Open MPI bundle (2.7 MB); a call carries 58.7 MB (56 MiB of 64): tree 6.6, build-gpu-deps 29.1, build-gpu-pre
 # 23.1. Turning MPI and NCCL on changes the compile command of 166 of the 332 compiled files (rematch_train 91,
-# train_tests 67, rematch_dist 6, the CLI's main and dist_mpi_collectives: every file of a target that links
-# rematch_dist gets Open MPI's include folders and REMATCH_WITH_MPI/NCCL), so ccache misses them once: 852 of
+# train_tests 67, rematch_parallel 6, the CLI's main and parallel_mpi_collectives: every file of a target that links
+# rematch_parallel gets Open MPI's include folders and REMATCH_WITH_MPI/NCCL), so ccache misses them once: 852 of
 # the 1456 s of compile steps (2 jobs, nice, load 2-5); the library's files and every CUDA file keep their
 # command (ccache hits). That switch, with the sources changed since the last prebuild: 731 s of wall time
 # (875 s CPU) with 2 jobs; after it, --prebuild costs what it did (~3 minutes warm, mostly xz).
@@ -99,10 +100,11 @@
 #   score           `rematch score --device cuda`, 1,000 × 5,000, vs the official encode + shard_attn_scores
 #                   (DEVICE=cuda bench/run_score.sh)
 #   sinkhorn        fused Sinkhorn 129×129, B = 1, 128, 1024, vs PyTorch eager (CASES=batch run_sinkhorn_cuda.sh)
-#   dist            data-parallel training under mpirun (issue 25; tests/dist/data_parallel_gpu.sh): Open MPI from
-#                   build-gpu-deps/openmpi-bundle.tar.xz (tools/mpi_bundle.sh; unpacked into build-gpu/openmpi,
-#                   restricted to one node's shared memory), libnccl.so.2 from the machine's Python package
-#                   (nvidia-nccl-cu13) on LD_LIBRARY_PATH; dist_mpi_collectives mpi cuda on 2 ranks (one GPU
+#   dist            data-parallel training under mpirun (docs/distributed.md §5;
+#                   tests/parallel/data_parallel_gpu.sh): Open MPI from build-gpu-deps/openmpi-bundle.tar.xz
+#                   (tools/mpi_bundle.sh; unpacked into build-gpu/openmpi, restricted to one node's shared memory),
+#                   libnccl.so.2 from the machine's Python package
+#                   (nvidia-nccl-cu13) on LD_LIBRARY_PATH; parallel_mpi_collectives mpi cuda on 2 ranks (one GPU
 #                   shared, tensors staged through host memory) and nccl cuda on 1 rank; training compared
 #                   record by record (metrics.jsonl) with one process --device cuda: 2 ranks --dist_backend mpi
 #                   and 1 rank --dist_backend nccl, triplet/SGR and l2rm/SAF (triplet/SAF, l2rm/SGR,
@@ -189,9 +191,9 @@ declare -A stage_targets=([tests]="$test_targets" [large]="$test_targets" [memch
                           [racecheck]="$test_targets" [cpu-tests]="$test_targets rematch_cli"
                           [step]="sgraf_step_bench" [score]="rematch_cli" [sinkhorn]="sinkhorn_cuda_bench"
                           [ops]="cuda_ops_bench cuda_gru_bench" [sinkhorn-large]="sinkhorn_cuda_bench"
-                          [methods]="rematch_cli" [demo]="rematch_cli" [dist]="rematch_cli dist_mpi_collectives")
+                          [methods]="rematch_cli" [demo]="rematch_cli" [dist]="rematch_cli parallel_mpi_collectives")
 prebuilt_targets="rematch_cli $test_targets sgraf_step_bench sinkhorn_cuda_bench cuda_ops_bench cuda_gru_bench
-                  dist_mpi_collectives"
+                  parallel_mpi_collectives"
 # The configuration of both builds, here and there: no Python module. The multi-process backends: here MPI
 # (Debian's Open MPI, whose libraries go into lib/ like the others; mpirun comes from tools/mpi_bundle.sh) and
 # NCCL (dlopen'ed at run time: nothing of it travels) are on; there (the fallback) MPI when the bundle came
@@ -210,7 +212,7 @@ say() { echo "==== [$((SECONDS - start)) s] $*"; }
 # A hash of every file the build reads (sources, headers, CMake files; not the test fixtures, read at run
 # time), the same here and there: prebuilt binaries are used only for the tree they were built from.
 source_hash() {
-  (cd "$root" && find CMakeLists.txt cmake tensor autograd nn ot models dist viz train tests bench -type f \
+  (cd "$root" && find CMakeLists.txt cmake tensor autograd nn ot models parallel viz train tests bench -type f \
     \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name 'CMakeLists.txt' -o -name '*.cmake' \
     -o -name '*.in' \) -not -path 'tests/fixtures/*' -print0 2>/dev/null | LC_ALL=C sort -z |
     xargs -0 sha256sum | sha256sum | cut -c1-16)
@@ -261,7 +263,7 @@ print_plan() {
     1) echo "  Stages: build, tests (the GPU tests), step (SGR and SAF full-size training step vs the official"
        echo "  per-caption loop: time, peak memory), score (rematch score --device cuda, 1,000 x 5,000, vs the official"
        echo "  encode + shard_attn_scores), sinkhorn (fused Sinkhorn 129x129 at B = 1, 128, 1024 vs PyTorch eager),"
-       echo "  dist (issue 25: mpirun from build-gpu-deps/openmpi-bundle.tar.xz; collectives mpi cuda on 2 ranks, nccl"
+       echo "  dist (docs/distributed.md §5: mpirun from build-gpu-deps/openmpi-bundle.tar.xz; collectives mpi cuda on 2 ranks, nccl"
        echo "  cuda on 1; triplet/SGR and l2rm/SAF: 2 ranks --dist_backend mpi and 1 rank nccl vs one process on the"
        echo "  GPU, every metrics record, max relative difference per case; 2 CPU ranks as the control; dist.json)." ;;
     2) echo "  Stages: build, ops (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN), sinkhorn-large"
@@ -332,7 +334,7 @@ prebuild() {
   mkdir -p "$stage/tests" "$stage/bench" "$stage/lib"
   local f
   strip -o "$stage/rematch" "$dir/rematch"
-  for f in $test_targets dist_mpi_collectives; do strip -o "$stage/tests/$f" "$dir/tests/$f"; done
+  for f in $test_targets parallel_mpi_collectives; do strip -o "$stage/tests/$f" "$dir/tests/$f"; done
   for f in sgraf_step_bench sinkhorn_cuda_bench cuda_ops_bench cuda_gru_bench; do
     strip -o "$stage/bench/$f" "$dir/bench/$f"
   done
@@ -593,7 +595,7 @@ mpi_bundle_env() {
   mpi_note="Open MPI from the bundle ($(head -n 1 "$build_dir/openmpi/openmpi/VERSION" | cut -d, -f1))"
 }
 
-# The folder holding libnccl.so.2 for the nccl backend's dlopen (dist/nccl_api.cpp): the pip package of the
+# The folder holding libnccl.so.2 for the nccl backend's dlopen (parallel/nccl_api.cpp): the pip package of the
 # machine's Python (nvidia-nccl-cu13: site-packages/nvidia/.../lib), else the CUDA root or the system. Empty
 # when there is none.
 nccl_lib_dir() {
@@ -957,9 +959,9 @@ stage_demo() {
     bench/run_methods_cuda.sh
 }
 
-# --- dist: data-parallel training on the GPU (issue 25) -----------------------------------------------------
+# --- dist: data-parallel training on the GPU (docs/distributed.md §5) -------------------------------------
 # mpirun from the Open MPI bundle (or the machine's own), libnccl.so.2 from the machine's Python package, then
-# tests/dist/data_parallel_gpu.sh: the collectives programs (mpi cuda on 2 ranks sharing the GPU, nccl cuda on
+# tests/parallel/data_parallel_gpu.sh: the collectives programs (mpi cuda on 2 ranks sharing the GPU, nccl cuda on
 # 1), and training runs compared record by record with one process --device cuda (2 ranks --dist_backend mpi,
 # 1 rank --dist_backend nccl; triplet/SGR and l2rm/SAF, more when time is left), 2 CPU ranks as the control;
 # dist.json and dist.log in the check folder. Without a GPU (nvidia-smi lists none) the GPU cases are reported
@@ -967,8 +969,8 @@ stage_demo() {
 stage_dist() {
   local limit
   limit="$(stage_limit dist)"
-  if [[ ! -x "$build_dir/tests/dist_mpi_collectives" ]]; then
-    result[dist]="not run: the build has no MPI backend (no $build_dir/tests/dist_mpi_collectives; the build line"
+  if [[ ! -x "$build_dir/tests/parallel_mpi_collectives" ]]; then
+    result[dist]="not run: the build has no MPI backend (no $build_dir/tests/parallel_mpi_collectives; the build line"
     result[dist]+=" says how it was made)"
     return 1
   fi
@@ -994,8 +996,8 @@ stage_dist() {
     if [[ -n "$mpi_env_file" ]]; then . "$mpi_env_file"; fi
     [[ -n "$nccl_dir" ]] && export LD_LIBRARY_PATH="$nccl_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     GPU=$gpu GPU_NOTE="$gpu_note" LIMIT=$((limit - 15)) PYTHON="$python" RUN_TIMEOUT=$((limit / 2)) \
-      timeout --kill-after=15 "$limit" tests/dist/data_parallel_gpu.sh "$build_dir/rematch" \
-      "$build_dir/tests/dist_mpi_collectives" "$mpirun_path" "$build_dir/dist_work" "$out/dist.json"
+      timeout --kill-after=15 "$limit" tests/parallel/data_parallel_gpu.sh "$build_dir/rematch" \
+      "$build_dir/tests/parallel_mpi_collectives" "$mpirun_path" "$build_dir/dist_work" "$out/dist.json"
   ) >"$out/dist.log" 2>&1
   local rc=$?
   cat "$out/dist.log"

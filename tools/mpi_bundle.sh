@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Open MPI for a machine that has none (the lent GPU machine: no network, no mpirun; issue 25's GPU check,
+# Open MPI for a machine that has none (the lent GPU machine: no network, no mpirun; the GPU check's,
 # tools/gpu_check.sh's dist stage): Debian 12's Open MPI 4.1.4 runtime, taken from this machine's packages and
 # made relocatable, so `mpirun -n 2 build-gpu/rematch train ... --dist_backend mpi` runs there.
 #
@@ -10,7 +10,7 @@
 #                                        prints its path; `. DEST/env.sh` then puts mpirun on PATH
 #   tools/mpi_bundle.sh prove [PROGRAM]  here: hides the system's Open MPI, PMIx, hwloc and libevent in a mount
 #                                        namespace (unshare -m, as root) and runs `mpirun -n 2 PROGRAM` (default
-#                                        build/tests/dist_mpi_collectives mpi cpu) with the bundle alone
+#                                        build/tests/parallel_mpi_collectives mpi cpu) with the bundle alone
 #   tools/mpi_bundle.sh isolate CMD...   here: CMD with them hidden the same way (e.g. tools/gpu_check.sh dist,
 #                                        to try the stage as the device runs it)
 #
@@ -213,7 +213,7 @@ exec "$@"' _ "$@"
 # ranks.
 prove() {
   local archive="${MPI_BUNDLE:-$default_archive}" program=("$@")
-  ((${#program[@]})) || program=("$root/build/tests/dist_mpi_collectives" mpi cpu)
+  ((${#program[@]})) || program=("$root/build/tests/parallel_mpi_collectives" mpi cpu)
   local dir
   dir="$(mktemp -d)"
   MPI_BUNDLE="$archive" unpack "$dir" >/dev/null

@@ -11,7 +11,7 @@
 #include "l2rm_test_util.h"
 #include "rcsl_test_util.h"
 #include "test_util.h"
-#include "train/methods/pairs/l2rm_method.h"
+#include "train/methods/l2rm/l2rm_method.h"
 #include "train/methods/rcsl/rcsl_method.h"
 #include "train/methods/uotrcl/uotrcl_method.h"
 #include "train/synth/pairs_world.h"

@@ -22,7 +22,7 @@
 #include "test_util.h"
 #include "train/cli/app.h"
 #include "train/methods/make_method.h"
-#include "train/methods/pairs/l2rm_options.h"
+#include "train/methods/l2rm/l2rm_options.h"
 #include "train/run/run_folder.h"
 #include "train/run/training_state.h"
 #include "train/synth/pairs_world.h"

@@ -23,7 +23,7 @@ namespace {
 class DeclGoldenStepTest : public test::TempDirTest {
  protected:
   // Every Adam moment against the fixture's `prefix`<name>.exp_avg/.exp_avg_sq; the largest difference.
-  static double expect_moments(PairsMethod& method, const TrainingState& s, const std::string& fixture,
+  static double expect_moments(DeclMethod& method, const TrainingState& s, const std::string& fixture,
                                const std::string& prefix) {
     double worst = 0;
     int64_t i = 0;

@@ -20,7 +20,7 @@
 #include "tensor/npy.h"
 #include "test_util.h"
 #include "train/data/vocab.h"
-#include "train/methods/pairs/l2rm_options.h"
+#include "train/methods/l2rm/l2rm_options.h"
 #include "train/methods/rcsl/rcsl_options.h"
 #include "train/methods/train_config.h"
 #include "train/run/training_state.h"

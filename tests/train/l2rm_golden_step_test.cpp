@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "golden_step_util.h"
-#include "train/methods/pairs/l2rm_method.h"
+#include "train/methods/l2rm/l2rm_method.h"
 
 namespace rematch::train {
 namespace {

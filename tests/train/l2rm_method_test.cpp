@@ -1,6 +1,6 @@
 // L2RM's method state: a checkpoint whose positions or sizes do not fit this run is an error naming the file and
 // the entry, before anything indexes with them (the mismatched-pairs cursor once read past its plan).
-#include "train/methods/pairs/l2rm_method.h"
+#include "train/methods/l2rm/l2rm_method.h"
 
 #include <functional>
 #include <sstream>

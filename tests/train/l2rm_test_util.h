@@ -4,7 +4,7 @@
 #include <functional>
 #include <string>
 
-#include "train/methods/pairs/l2rm_method.h"
+#include "train/methods/l2rm/l2rm_method.h"
 #include "train/methods/train_config.h"
 #include "train/synth/pairs_world.h"
 

@@ -15,7 +15,8 @@
 #include <sstream>
 
 #include "golden_step_util.h"
-#include "train/methods/pairs/l2rm_method.h"
+#include "train/methods/l2rm/l2rm_method.h"
+#include "train/methods/pairs/batch_loss_method.h"
 #include "train/methods/rcsl/rcsl_method.h"
 #include "train/methods/uotrcl/uotrcl_method.h"
 
@@ -45,7 +46,7 @@ TEST_F(LrScheduleGoldenTest, Rcl) {
   c.num_epochs = 7;
   resolve_defaults(c);
   std::ostringstream log;
-  PairsMethod method(c, c.options<PairsOptions>(), load_pairs_data(c, true, log), log);
+  BatchLossMethod method(c, c.options<PairsOptions>(), BatchLoss::Rcl, load_pairs_data(c, true, log), log);
   std::vector<double> lrs;
   for (int64_t e = 0; e < method.num_epochs(); ++e) {
     method.begin_epoch(e);
@@ -91,7 +92,7 @@ TEST_F(LrScheduleGoldenTest, RcslOptimizerRecreatedAtMineEpoch) {
   o.unpaired_keep = 1;
   resolve_defaults(c);
   std::ostringstream log;
-  RcslMethod method(c, o, load_pairs_data(c, true, log), log);
+  RcslMethod method(c, o, /*noisy=*/false, load_pairs_data(c, true, log), log);
   std::vector<double> lrs;
   for (int64_t e = 0; e < method.num_epochs(); ++e) {
     method.begin_epoch(e);

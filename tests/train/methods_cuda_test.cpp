@@ -36,7 +36,7 @@
 #include "train/methods/decl/decl_options.h"
 #include "train/methods/make_method.h"
 #include "train/methods/ncr/ncr_options.h"
-#include "train/methods/pairs/l2rm_method.h"
+#include "train/methods/l2rm/l2rm_method.h"
 #include "train/methods/rcsl/memory_bank.h"
 #include "train/methods/rcsl/rcsl_method.h"
 #include "train/methods/uotrcl/label_correction.h"

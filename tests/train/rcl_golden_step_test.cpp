@@ -1,7 +1,7 @@
 // RCL's whole training step (docs/methods/rcl.md §2.2) against a PyTorch transcription of the official RCL-SGRAF step
 // (tests/reference/rcl_step_reference.py, fixture tests/fixtures/golden_steps/rcl/): S = g(V, T) in train mode,
 // L = CCL(S) with φ = log over all B − 1 negatives (§2.1), backward, global clip at 2, Adam — run by
-// PairsMethod::train_step itself, in float64, on a 6-pair SGR model (embed 4, sim 4, 3 regions).
+// BatchLossMethod::train_step itself, in float64, on a 6-pair SGR model (embed 4, sim 4, 3 regions).
 // Pinned randomness: dropout 0; --neg_ratio −1 (all negatives: the negative mask draws nothing); the training
 // set is the one batch, its order fixed by distinct caption lengths (the loader sorts each batch by length).
 // Adam starts from the fixture's moments of 4 earlier steps, so the update depends on the gradient's value.
@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "golden_step_util.h"
-#include "train/methods/pairs/pairs_method.h"
+#include "train/methods/pairs/batch_loss_method.h"
 
 namespace rematch::train {
 namespace {
@@ -33,7 +33,7 @@ TEST_F(RclGoldenStepTest, OneStepMatchesTheReference) {
   o.dtype = DType::Float64;
   resolve_defaults(c);
   std::ostringstream log;
-  PairsMethod method(c, o, load_pairs_data(c, true, log), log);
+  BatchLossMethod method(c, o, BatchLoss::Rcl, load_pairs_data(c, true, log), log);
   ASSERT_EQ(method.model().config().vocab_size, 13) << "12 words and RCL's <mask>";
 
   TrainingState s;

@@ -39,7 +39,7 @@ class RcslGoldenStepTest : public test::TempDirTest {
     o.dtype = DType::Float64;
     o.text_dropout = 0;
     std::ostringstream log;
-    RcslMethod method(c, o, load_pairs_data(c, true, log), log);
+    RcslMethod method(c, o, /*noisy=*/false, load_pairs_data(c, true, log), log);
     ASSERT_EQ(method.model().config().vocab_size, 13) << "12 words and RCSL's <mask>";
 
     const bool mining = stage == "mining";

@@ -69,11 +69,6 @@ TEST(RcslOptions, FlagChecksNameTheFlag) {
   noisy_rcsl.warmup_epoch = 0;
   noisy_rcsl.noise_ratio = 0.2;
   EXPECT_THROWS_WITH(train::check_config(noisy_rcsl), "--noise_ratio", "rcsl-nc");
-  TrainConfig other = c;
-  other.method = "l2rm";
-  std::ostringstream log;
-  EXPECT_THROWS_WITH(RcslMethod(other, other.options<RcslOptions>(), train::PairsData(), log),
-                     "--method must be rcsl or rcsl-nc");
   // The split seed: --noise_seed when given, else the code's 123.
   TrainConfig seeded;
   seeded.method = "rcsl";
@@ -253,7 +248,7 @@ struct BehaviourRun {
 BehaviourRun run_to_end(const TrainConfig& c, const RcslOptions& o) {
   std::ostringstream log;
   const auto start = std::chrono::steady_clock::now();
-  RcslMethod m(c, o, train::load_pairs_data(c, o.word_vectors.empty(), log), log);
+  RcslMethod m(c, o, /*noisy=*/false, train::load_pairs_data(c, o.word_vectors.empty(), log), log);
   BehaviourRun r;
   for (int64_t e = 0; e < m.num_epochs(); ++e) {
     const int64_t steps = m.begin_epoch(e).steps;

@@ -1,12 +1,16 @@
 // The documents that promise a command or a value cannot rot (issue 15 points 3 and 8): every `rematch train`
 // line of docs/reproduce.md runs with --dry_run against a data folder holding every file it names, and
-// docs/presets.md is the text the flag tables give (issue 23 point 1) and names every value a preset sets.
+// docs/presets.md is the text the flag tables give (issue 23 point 1) and names every value a preset sets. The
+// sources' comments cite what lasts (docs/design.md §7.2, issue 33 point 4): no issue number or review word
+// outside the tests, and every docs section they cite exists.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -177,6 +181,81 @@ TEST(PresetsDoc, IsWhatTheFlagTablesSay) {
     ASSERT_EQ(line_got, line_want) << "docs/presets.md line " << line << " differs from the flag tables; rewrite it "
                                    << "with REMATCH_WRITE_DOCS=1 train_tests --gtest_filter=PresetsDoc.*";
   }
+}
+
+const std::string kRoot = std::string(REMATCH_FIXTURES) + "/../../";
+
+// Every file under the repository's `folders` whose name ends in one of `extensions`, relative to the root.
+std::vector<std::string> source_files(const std::vector<std::string>& folders, const std::set<std::string>& extensions) {
+  std::vector<std::string> out;
+  for (const std::string& folder : folders) {
+    if (!fs::exists(kRoot + folder)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(kRoot + folder))
+      if (e.is_regular_file() && extensions.count(e.path().extension().string()))
+        out.push_back(fs::relative(e.path(), kRoot).string());
+  }
+  return out;
+}
+
+// The engine's and the program's sources, the benchmarks, tools and fuzz targets: everything but the tests, whose
+// first lines may say which issue a test came from.
+TEST(SourceComments, NameNoIssueOrReview) {
+  const std::vector<std::string> files =
+      source_files({"tensor", "autograd", "nn", "ot", "models", "parallel", "viz", "train", "python/src", "bench",
+                    "tools", "fuzz", "cmake"},
+                   {".h", ".cpp", ".cu", ".cuh", ".py", ".sh", ".cmake"});
+  EXPECT_GT(files.size(), 300u);
+  const std::regex forbidden(R"(issue [0-9]|desk-check)", std::regex::icase);
+  std::string found;
+  for (const std::string& f : files) {
+    std::ifstream in(kRoot + f);
+    int n = 0;
+    for (std::string line; std::getline(in, line);)
+      if (++n && std::regex_search(line, forbidden)) found += "\n  " + f + ":" + std::to_string(n) + ": " + line;
+  }
+  EXPECT_TRUE(found.empty()) << "cite a paper, a file or a docs section, not an issue or a review (docs/design.md "
+                             << "§7.2):" << found;
+}
+
+// The section numbers of docs/<page>.md ("## 4 Errors", "### 4.3 Files"): what `docs/<page>.md §4.3` may cite.
+std::set<std::string> sections(const std::string& page) {
+  std::set<std::string> out;
+  std::ifstream in(kRoot + "docs/" + page + ".md");
+  const std::regex heading(R"(^#+\s+(\d+(\.\d+)*)\b)");
+  std::smatch m;
+  for (std::string line; std::getline(in, line);)
+    if (std::regex_search(line, m, heading)) out.insert(m[1]);
+  return out;
+}
+
+// Every `<page>.md §N` a source cites (docs/<page>.md, or docs/methods/<page>.md as the method pages cite each
+// other, "rcl.md §2.2") names a page and a section it has: a section renumbered or a page renamed is caught here.
+TEST(SourceComments, CiteDocsSectionsThatExist) {
+  const std::vector<std::string> files =
+      source_files({"tensor", "autograd", "nn", "ot", "models", "parallel", "viz", "train", "python/src", "bench",
+                    "fuzz", "tests"},
+                   {".h", ".cpp", ".cu", ".cuh"});
+  const std::regex cite(R"((?:docs/)?((?:methods/)?[a-z0-9_\-]+)\.md §(\d+(?:\.\d+)*))");
+  std::map<std::string, std::set<std::string>> known;
+  std::string missing;
+  int cited = 0;
+  for (const std::string& f : files) {
+    std::ifstream in(kRoot + f);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++n;
+      for (std::sregex_iterator it(line.begin(), line.end(), cite), end; it != end; ++it) {
+        std::string page = (*it)[1];
+        if (!fs::exists(kRoot + "docs/" + page + ".md") && page.find('/') == std::string::npos) page = "methods/" + page;
+        if (!known.count(page)) known[page] = sections(page);
+        ++cited;
+        if (!known[page].count((*it)[2]))
+          missing += "\n  " + f + ":" + std::to_string(n) + ": docs/" + page + ".md §" + std::string((*it)[2]);
+      }
+    }
+  }
+  EXPECT_GT(cited, 200);
+  EXPECT_TRUE(missing.empty()) << "citations of sections that do not exist:" << missing;
 }
 
 }  // namespace

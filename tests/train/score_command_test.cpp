@@ -1,12 +1,16 @@
 // `rematch score`: the saved matrix equals the model run directly on the whole split (so blocking and the
 // caption/image caches change nothing), SGRAF is the mean of the SGR and SAF matrices, --device cuda gives the
-// CPU's matrix (skipped without a device), and the errors: missing flags, a --device that is no device or
-// cannot be used (refused before any data is read), a checkpoint that does not fit the data, an unreadable
-// checkpoint.
+// CPU's matrix (skipped without a device), every checkpoint file is read once (score, eval --checkpoint,
+// retrieve --checkpoint), and the errors: missing flags, a --device that is no device or cannot be used (refused
+// before any data is read), a checkpoint that does not fit the data, an unreadable checkpoint.
 #include "train/cli/score_command.h"
+
+#include <map>
 
 #include "models/models.h"
 #include "tensor/device.h"
+#include "tensor/file_io.h"
+#include "train/run/training_state.h"
 #include "sgraf_cli_fixture.h"
 #include "tensor/tensor.h"
 #include "test_util.h"
@@ -47,6 +51,42 @@ TEST_F(SgrafCliTest, ScoreEqualsTheModelOnTheWholeSplit) {
   NoGradGuard no_grad;
   const Tensor want = (*model)(ds.images({0, 1, 2, 3}), from_vector(ids, {20, longest}), from_vector(lengths));
   EXPECT_TRUE(rematch::test::all_close(s, want, 1e-6, 1e-5));
+}
+
+// Each file is opened once: its header, its tensors and its checksum read in one pass, its models built from that
+// (models/sgraf_checkpoint.h). Files: an init-checkpoint file (format rematch.training_checkpoint), an NCR run's
+// checkpoint holding nets A and B, an official checkpoint as tools/convert_pth.py writes it, and an SGR+SAF pair.
+TEST_F(SgrafCliTest, EveryCheckpointFileIsReadOnce) {
+  const std::string sgr = init("SGR", "sgr.safetensors"), saf = init("SAF", "saf.safetensors", "3");
+  const auto a = models::load_sgraf_model(sgr);
+  const auto b = models::load_sgraf_model(init("SGR", "b.safetensors", "5"));
+  train::TrainingState ncr;
+  ncr.put_module("model.", *a);
+  ncr.put_module("model_B.", *b);
+  ncr.put_entry("model_config", models::to_json(a->config()));
+  ncr.put_entry("model_prefixes", R"(["model.", "model_B."])");
+  ncr.save(path("ncr.safetensors"));
+  nn::save_safetensors(path("converted.safetensors"), a->state_dict(), {{"opt", R"({"module_name": "SGR"})"}});
+
+  std::map<std::string, int> opens;
+  io::set_open_observer([&opens](const std::string& p) { ++opens[p]; });
+  struct Unset {
+    ~Unset() { io::set_open_observer({}); }
+  } unset;
+  const std::vector<std::vector<std::string>> files = {
+      {sgr}, {path("ncr.safetensors")}, {path("converted.safetensors")}, {sgr, saf}};
+  for (const std::vector<std::string>& ckpts : files) {
+    std::vector<std::string> flags;
+    for (const std::string& f : ckpts) flags = flags + std::vector<std::string>{"--checkpoint", f};
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{"score", "--out", path("S.npy")}, std::vector<std::string>{"eval"},
+          std::vector<std::string>{"retrieve", "--out", path("page")}}) {
+      opens.clear();
+      const CliResult r = run_cli(command + flags + data_flags());
+      ASSERT_EQ(r.code, kExitOk) << command[0] << " " << ckpts[0] << ": " << r.err;
+      for (const std::string& f : ckpts) EXPECT_EQ(opens[f], 1) << command[0] << " opened " << f;
+    }
+  }
 }
 
 TEST_F(SgrafCliTest, ScoreWithSgrAndSafIsTheirMean) {

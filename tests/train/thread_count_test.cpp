@@ -1,6 +1,6 @@
 // `rematch score` writes the same matrix, byte for byte, at any number of OpenMP threads (1, 2, 3 and 4 here):
 // sizes at which the models' products are split into blocks (tensor/cpu/matmul.cpp), an SGR and a SAF model
-// averaged. (Under mpirun, tests/dist/sharded_scoring.sh compares ranks of 2 threads with one process.) And a
+// averaged. (Under mpirun, tests/parallel/sharded_scoring.sh compares ranks of 2 threads with one process.) And a
 // training run (L2RM on SAF: a warm-up and a main epoch, its optimal transport included) writes the same
 // checkpoint at 1 and 3 threads.
 #include <omp.h>

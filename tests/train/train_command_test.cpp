@@ -19,6 +19,7 @@
 
 #include "cli_runner.h"
 #include "tensor/device.h"
+#include "tensor/file_io.h"
 #include "tensor/npy.h"
 #include "test_util.h"
 #include "train/cli/app.h"
@@ -170,6 +171,23 @@ TEST_F(TrainCommandTest, SigintThenResumeGivesTheUninterruptedMetrics) {
   const CliResult resumed = run_cli({"train", "--resume", path("cut"), "--progress", "none"});
   ASSERT_EQ(resumed.code, kExitOk) << resumed.err;
   EXPECT_EQ(metric_lines(path("cut")), metric_lines(path("whole")));
+}
+
+// `--resume` reads each checkpoint once: checkpoint_latest, the state it continues from, and checkpoint_best, the
+// state the final test evaluates, which the resume check has read already (train/methods/resume_check.h). Here a
+// finished run, resumed at its end: the test of its best state again.
+TEST_F(TrainCommandTest, ResumeReadsEachCheckpointOnce) {
+  ASSERT_EQ(run_cli(train("triplet", "run")).code, kExitOk);
+  std::map<std::string, int> opens;
+  io::set_open_observer([&opens](const std::string& p) { ++opens[std::filesystem::path(p).filename().string()]; });
+  struct Unset {
+    ~Unset() { io::set_open_observer({}); }
+  } unset;
+  const CliResult r = run_cli({"train", "--resume", path("run"), "--progress", "none"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("rSum"), std::string::npos) << r.out;
+  EXPECT_EQ(opens["checkpoint_latest.safetensors"], 1);
+  EXPECT_EQ(opens["checkpoint_best.safetensors"], 1);
 }
 
 // Reproducibility (README, "Reproducibility"): the same seed on the same machine, build and thread count gives

@@ -12,7 +12,7 @@
 
 #include "test_util.h"
 #include "train/methods/make_method.h"
-#include "train/methods/pairs/l2rm_options.h"
+#include "train/methods/l2rm/l2rm_options.h"
 #include "train/methods/rcsl/rcsl_options.h"
 #include "train/methods/uotrcl/uotrcl_options.h"
 

@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The run's last split when it kept no splits/ folder: L2RM keeps the split of its epoch in progress in its
-// checkpoint (train/methods/pairs/l2rm_method.cpp, key "l2rm.clean"); its epoch is the last epoch_start logged.
+// checkpoint (train/methods/l2rm/l2rm_method.cpp, key "l2rm.clean"); its epoch is the last epoch_start logged.
 bool split_from_checkpoint(const std::string& run_dir, viz::EpochSplit& split) {
   const std::string path = run_dir + "/checkpoint_latest.safetensors";
   if (!fs::is_regular_file(path)) return false;

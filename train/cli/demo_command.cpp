@@ -13,7 +13,6 @@
 #include "train/cli/demo_folder.h"
 #include "train/cli/report_pages.h"
 #include "train/methods/make_method.h"
-#include "train/methods/pairs/l2rm_options.h"
 #include "train/run/run_folder.h"
 #include "train/synth/pairs_world.h"
 #include "viz/plots.h"
@@ -35,13 +34,13 @@ struct DemoOptions {
 struct DemoSize {
   synth::PairsWorldConfig world;
   std::string module;
-  int64_t embed = 0, word_dim = 0, sim_dim = 0, batch = 0, epochs = 0, warmup = 0, lr_update = 0;
+  int64_t embed = 0, word_dim = 0, sim_dim = 0, batch = 0, epochs = 0, lr_update = 0;
   double lr = 0, dropout = 0;
 };
 
 // CPU: a world of few concepts without twins, so a small SAF model learns it within a few hundred steps (a
 // measured choice: on harder worlds, or at lr 2e-4, no method leaves chance level within the time budget);
-// the same learning rate for every method. L2RM warms up until its model ranks well enough for the split.
+// the same learning rate for every method; each method's warm-up is its spec's (MethodSpec::demo).
 DemoSize demo_size(bool gpu) {
   DemoSize s;
   s.world = demo_world(gpu);
@@ -51,23 +50,28 @@ DemoSize demo_size(bool gpu) {
   s.sim_dim = gpu ? 128 : 32;
   s.batch = gpu ? 128 : 32;
   s.epochs = gpu ? 20 : 9;
-  s.warmup = 5;
   s.lr_update = gpu ? 10 : 100;
   s.lr = gpu ? 2e-4 : 5e-3;
   s.dropout = gpu ? 0.4 : 0.1;
   return s;
 }
 
-// The warm-up epochs of a method in the demo. Each method with one runs it before its --num_epochs main epochs
-// (docs/methods/<method>.md), so it counts in the budget every method gets alike. l2rm warms up until its model
-// ranks well enough for the Beta mixture's split; ncr, decl and crcl take what their behaviour tests measured
-// on the demo's CPU world (tests/train/<method>_behaviour_test.cpp); the other methods have none.
-int64_t demo_warmup(const std::string& method, const DemoSize& s) {
-  if (method == "l2rm") return s.warmup;
-  if (method == "decl") return 2;
-  if (method == "ncr") return 3;
-  if (method == "crcl") return 4;
-  return 0;
+// The warm-up epochs of a method in the demo (MethodSpec::demo): each method with one runs it before its
+// --num_epochs main epochs (docs/methods/<method>.md), so it counts in the budget every method gets alike.
+int64_t demo_warmup(const std::string& method) { return train::method_spec(method).demo.warmup_epochs; }
+
+// "l2rm 5, crcl 4, ncr 3, decl 2": the methods with a warm-up in the demo, the longest first.
+std::string demo_warmups_text() {
+  std::vector<const train::MethodSpec*> with;
+  for (const train::MethodSpec* m : train::registered_methods())
+    if (m->demo.warmup_epochs > 0) with.push_back(m);
+  std::stable_sort(with.begin(), with.end(), [](const train::MethodSpec* a, const train::MethodSpec* b) {
+    return a->demo.warmup_epochs > b->demo.warmup_epochs;
+  });
+  std::string text;
+  for (const train::MethodSpec* m : with)
+    text += (text.empty() ? "" : ", ") + m->name + " " + std::to_string(m->demo.warmup_epochs);
+  return text;
 }
 
 // A method the demo can train: image-caption pairs (the precomp layout) on a model whose size the demo sets.
@@ -115,10 +119,12 @@ train::TrainConfig method_config(const std::string& method, const DemoOptions& o
   c.learning_rate = s.lr;
   c.lr_update = s.lr_update;
   const int64_t epochs = o.epochs > 0 ? o.epochs : s.epochs;
-  c.warmup_epoch = demo_warmup(method, s);
+  c.warmup_epoch = demo_warmup(method);
   c.num_epochs = epochs - c.warmup_epoch;
   set("schedules", nlohmann::json::array({c.num_epochs}));  // crcl: one round of warm-up and main epochs
-  c.options<train::L2rmOptions>().reg = 0.05;
+  // L2RM's Sinkhorn ε, in every config as the flag's one table sets it (config.json keeps the flat keys).
+  if (const train::TrainFlag* reg = train::find_train_flag("reg"))
+    for (const auto& [table, flag] : reg->instances) flag->set(c, 0.05);
   c.val_subset = data::ValSubset::sgraf;  // the whole (small) dev split for every method, so the comparison is like for like
   c.run_dir = o.out + "/" + method;
   c.overwrite = true;  // the demo's own run folders: a second demo replaces the first
@@ -140,8 +146,8 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   if (o.methods.empty()) throw UsageError("--methods: name at least one method");
   for (const std::string& m : o.methods) check_demo_method(m, o.methods);
   for (const std::string& m : o.methods)
-    if (o.epochs >= 0 && o.epochs <= demo_warmup(m, size))
-      throw UsageError("--epochs must exceed the " + std::to_string(demo_warmup(m, size)) + " warm-up epochs of " + m);
+    if (o.epochs >= 0 && o.epochs <= demo_warmup(m))
+      throw UsageError("--epochs must exceed the " + std::to_string(demo_warmup(m)) + " warm-up epochs of " + m);
   if (!(o.noise_ratio >= 0 && o.noise_ratio < 1)) throw UsageError("--noise_ratio must be in [0, 1)");
   device_flag(o.device);  // before the data is made
   std::vector<std::string> method_names;  // run folders an earlier demo may have left, of any method
@@ -207,9 +213,9 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
       s << std::setw(w) << fixed(m.at(k), 1);
       return s.str();
     };
-    // The split's precision; for ncr, net A's co-divide (its stats name each net's split: clean_precision_A, _B).
-    auto precision = r.outcome.last_epoch_stats.find("clean_precision");
-    if (precision == r.outcome.last_epoch_stats.end()) precision = r.outcome.last_epoch_stats.find("clean_precision_A");
+    // The split's precision, the statistic the method's spec names (ncr: net A's co-divide).
+    const std::string& stat = train::method_spec(r.method).demo.split_stat;
+    const auto precision = stat.empty() ? r.outcome.last_epoch_stats.end() : r.outcome.last_epoch_stats.find(stat);
     std::ostringstream p;
     p << std::setw(15) << (precision == r.outcome.last_epoch_stats.end() ? "-" : fixed(precision->second, 3));
     out << "| " << std::left << std::setw(7) << r.method << std::right << " | " << cell("i2t_r1", 7) << " | "
@@ -223,11 +229,12 @@ void run_demo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   for (const Row& r : rows) out << r.run_dir << " ";
   out << "\nValidation curves: " << o.out << "/validation_rsum.png\nTotal time " << fixed(seconds / 60, 1)
       << " min.\n";
-  // The page a newcomer opens first: the pairs L2RM flagged as mismatched, with pictures (docs/viz.md §4.3); without
-  // l2rm, those of the first method that kept a split, else what the first method retrieves.
+  // The page a newcomer opens first: the pairs flagged as mismatched by the method whose spec asks for its page
+  // (L2RM's, with pictures, docs/viz.md §4.3); without one, those of the first method that kept a split, else what
+  // the first method retrieves.
   const Row* shown = nullptr;
   for (const Row& r : rows)
-    if (r.method == "l2rm") shown = &r;
+    if (train::method_spec(r.method).demo.report) shown = &r;
   for (const Row& r : rows)
     if (!shown && std::filesystem::is_directory(r.run_dir + "/splits")) shown = &r;
   if (!shown) shown = &rows.front();
@@ -262,8 +269,8 @@ void add_demo_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   cmd->add_option("--seed", o->seed, "Seed of the data, the noise and the training")->capture_default_str();
   cmd->add_option("--noise_ratio", o->noise_ratio, "Share of mismatched training images")->capture_default_str();
   cmd->add_option("--epochs", o->epochs,
-                  "Epochs per method (default 9 on CPU, 20 on GPU; warm-up epochs included: l2rm 5, crcl 4, ncr 3, "
-                  "decl 2)");
+                  "Epochs per method (default 9 on CPU, 20 on GPU; warm-up epochs included: " + demo_warmups_text() +
+                      ")");
   cmd->add_option("--progress", o->progress, "auto | bar | plain | none")->capture_default_str();
   cmd->add_option("--methods", o->methods,
                   "The methods to train and compare, comma-separated, in order (any method of image-caption pairs "

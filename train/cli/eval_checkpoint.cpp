@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 #include "models/models.h"
 #include "tensor/kernels.h"
 #include "train/cli/app.h"
@@ -32,31 +32,38 @@ void check_fits(const std::string& path, const models::SgrafConfig& c, const dat
 }
 
 // The averaging rule of --checkpoint (docs/backbones.md §4.8): one SGR or SAF model; an SGR and a SAF model
-// (SGRAF); or two SGR models, NCR's co-trained A and B. Read from the files' metadata, before any data.
-std::string averaging_label(const std::vector<std::string>& paths) {
-  const std::string rule =
-      "--checkpoint takes one SGR or SAF model, an SGR and a SAF model (SGRAF, scores averaged), or NCR's two SGR "
-      "models A and B (scores averaged)";
+// (SGRAF); or two SGR models, NCR's co-trained A and B.
+const char* const kAveragingRule =
+    "--checkpoint takes one SGR or SAF model, an SGR and a SAF model (SGRAF, scores averaged), or NCR's two SGR "
+    "models A and B (scores averaged)";
+
+// The count of files, and the same file twice, before any file is read.
+void check_checkpoint_paths(const std::vector<std::string>& paths) {
   if (paths.size() > 2)
-    throw UsageError(rule + "; got " + std::to_string(paths.size()) + " files");
+    throw UsageError(std::string(kAveragingRule) + "; got " + std::to_string(paths.size()) + " files");
   std::error_code same_error;
   if (paths.size() == 2 && std::filesystem::equivalent(paths[0], paths[1], same_error))
-    throw UsageError(rule + "; got the file " + paths[0] + " twice");
+    throw UsageError(std::string(kAveragingRule) + "; got the file " + paths[0] + " twice");
+}
+
+// What the files read average to, by the rule above, before any data.
+std::string averaging_label(const std::vector<models::SgrafFile>& files) {
   std::vector<std::string> names;
-  for (const std::string& path : paths) {
-    const models::SgrafFile f = models::read_sgraf_file(path);
+  for (const models::SgrafFile& f : files) {
     if (f.prefixes.size() > 1) {
       // An NCR run's checkpoint: its nets A and B, averaged as NCR reports them (docs/methods/ncr.md §5).
-      if (paths.size() > 1)
-        throw UsageError(rule + "; " + path + " holds NCR's two nets A and B already: give it alone");
-      return "NCR (nets A and B of " + path + " averaged)";
+      if (files.size() > 1)
+        throw UsageError(std::string(kAveragingRule) + "; " + f.path +
+                         " holds NCR's two nets A and B already: give it alone");
+      return "NCR (nets A and B of " + f.path + " averaged)";
     }
     names.push_back(models::module_name(f.config.module));
   }
   if (names.size() == 1) return names[0];
   if (names[0] != names[1]) return "SGRAF (SGR+SAF averaged)";
   if (names[0] == "SGR") return "NCR (SGR models A and B averaged)";
-  throw UsageError(rule + "; got two SAF models (" + paths[0] + ", " + paths[1] + ")");
+  throw UsageError(std::string(kAveragingRule) + "; got two SAF models (" + files[0].path + ", " + files[1].path +
+                   ")");
 }
 
 }  // namespace
@@ -97,7 +104,7 @@ CLI::Option* add_checkpoint_scoring_options(CLI::App& cmd, CheckpointScoringOpti
 
 std::ostream& rank_zero_stream(std::ostream& s) {
   static std::ostream sink(nullptr);  // a stream without a buffer drops what it is given
-  return dist::world().rank() == 0 ? s : sink;
+  return parallel::world().rank() == 0 ? s : sink;
 }
 
 ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& all_log) {
@@ -105,10 +112,14 @@ ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& all_log
   if (o.data_path.empty() || o.data_name.empty())
     throw UsageError("--checkpoint needs --data_path and --data_name (the split to score)");
   Device device = device_flag(o.device);  // before any file is read
-  dist::Communicator& comm = dist::init_world(dist::choose_backend(o.dist_backend, device.is_cuda()));
-  device = dist::rank_device(device, comm);  // under mpirun, the GPU of the rank on its machine
+  parallel::Communicator& comm = parallel::init_world(parallel::choose_backend(o.dist_backend, device.is_cuda()));
+  device = parallel::rank_device(device, comm);  // under mpirun, the GPU of the rank on its machine
   std::ostream& log = rank_zero_stream(all_log);
-  const std::string label = averaging_label(o.checkpoints);
+  check_checkpoint_paths(o.checkpoints);
+  // Each file is read once, whole (its checksum verified then), and its models built from what was read.
+  std::vector<models::SgrafFile> files;
+  for (const std::string& path : o.checkpoints) files.push_back(models::read_sgraf_file(path));
+  const std::string label = averaging_label(files);
   const std::string data_name = data::without_trailing_slashes(o.data_name);
   const std::string vocab_file = data::find_vocabulary_file(o.vocab_path, o.data_path, data_name);
   log << "rematch: vocabulary " << vocab_file << "\n";
@@ -119,15 +130,16 @@ ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& all_log
   const data::PrecompDataset ds(o.data_path, data_name, o.split, vocab, popt);
 
   std::vector<std::unique_ptr<SgrafModel>> nets;
-  for (const std::string& path : o.checkpoints) {
-    std::vector<std::string> prefixes = models::read_sgraf_file(path).prefixes;
+  for (const models::SgrafFile& file : files) {
+    std::vector<std::string> prefixes = file.prefixes;
     if (prefixes.empty()) prefixes = {"model."};  // a converted official file: its one model
     for (const std::string& prefix : prefixes) {
-      nets.push_back(models::load_sgraf_model(path, DType::Float32, prefix));
-      check_fits(path, nets.back()->config(), ds, vocab.size());
+      nets.push_back(models::load_sgraf_model(file, DType::Float32, prefix));
+      check_fits(file.path, nets.back()->config(), ds, vocab.size());
       nets.back()->to(device);
     }
   }
+  files.clear();  // the host copies of the weights: the models hold theirs
   const int64_t per_image = ds.captions_per_image();
   std::vector<SgrafModel*> models;
   for (auto& net : nets) models.push_back(net.get());
@@ -137,12 +149,12 @@ ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& all_log
     out.sims = eval::score_precomp_split(models, ds, block);
   } else {
     const int64_t n_img = ds.num_captions() / per_image;
-    const dist::RowRange rows = dist::block_rows(n_img, block.images, comm.rank(), comm.world_size());
+    const parallel::RowRange rows = parallel::block_rows(n_img, block.images, comm.rank(), comm.world_size());
     const Tensor mine = eval::score_precomp_rows(models, ds, rows.begin, rows.end, block);
     // Rows travel as they are (no arithmetic): the gathered matrix is one process's, byte for byte.
-    const Device via = comm.backend() == dist::Backend::Nccl ? device : Device::cpu();
+    const Device via = comm.backend() == parallel::Backend::Nccl ? device : Device::cpu();
     out.sims = kernels::to_device(comm.all_gather(kernels::to_device(mine, via)), Device::cpu());
-    log << "scored on " << comm.world_size() << " processes (" << dist::backend_name(comm.backend())
+    log << "scored on " << comm.world_size() << " processes (" << parallel::backend_name(comm.backend())
         << "), rows split in blocks of " << block.images << " images\n";
   }
   out.captions_per_image = per_image;

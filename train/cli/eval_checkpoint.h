@@ -1,11 +1,11 @@
-// Scoring an evaluation split with SGR/SAF checkpoints, shared by `rematch score` and `rematch eval
-// --checkpoint`: the model(s) are rebuilt from each file (models/sgraf_checkpoint.h: rematch checkpoints and
-// converted official ones) and moved to --device, the split is read in the SCAN precomp layout, and the
-// [N_img, N_cap] matrix of sigmoid scores (rows = distinct images, docs/backbones.md §5.3, §7) is filled block by
-// block (train/eval/sgraf_scoring.h) on that device, in eval mode and without a graph, and kept on the host.
-// Two checkpoints are averaged: an SGR and a SAF checkpoint give SGRAF (§4.8), two SGR nets NCR's models A and
-// B; any other combination is refused (issue 16). The checkpoint of an NCR run holds both nets (its
-// "model_prefixes", docs/methods/ncr.md §6) and is averaged alone.
+// Scoring an evaluation split with SGR/SAF checkpoints, shared by `rematch score`, `rematch eval --checkpoint` and
+// `rematch retrieve`: each file is read once, whole, and its model(s) are built from what was read
+// (models/sgraf_checkpoint.h: rematch checkpoints and converted official ones) and moved to --device, the split is
+// read in the SCAN precomp layout, and the [N_img, N_cap] matrix of sigmoid scores (rows = distinct images,
+// docs/backbones.md §5.3, §7) is filled block by block (train/eval/sgraf_scoring.h) on that device, in eval mode
+// and without a graph, and kept on the host. Two checkpoints are averaged: an SGR and a SAF checkpoint give SGRAF
+// (§4.8), two SGR nets NCR's models A and B; any other combination is refused. The checkpoint of an NCR run holds
+// both nets (its "model_prefixes", docs/methods/ncr.md §6) and is averaged alone.
 #pragma once
 
 #include <cstdint>
@@ -46,7 +46,7 @@ struct ScoredSplit {
 // `log` gets the vocabulary file used (--vocab_path, else <data_path>/vocab, else ./vocab) and any conversion
 // of the region features on load (float64/float16, Fortran order), one line each.
 // Under `mpirun -n N` (--dist_backend auto|mpi|nccl) each rank scores its whole image blocks
-// (dist::block_rows) and every rank gets the whole matrix, equal byte for byte to one process's; with --device
+// (parallel::block_rows) and every rank gets the whole matrix, equal byte for byte to one process's; with --device
 // cuda each rank uses the GPU of its local rank. Only rank 0 writes to `log`.
 ScoredSplit score_split(const CheckpointScoringOptions& options, std::ostream& log);
 

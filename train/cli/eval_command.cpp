@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 #include "tensor/npy.h"
 #include "train/cli/app.h"
 #include "train/cli/eval_checkpoint.h"
@@ -28,7 +28,7 @@ void run_eval(const EvalOptions& given, std::ostream& all_out, std::ostream& err
   Tensor sims;
   if (!o.scoring.checkpoints.empty()) {
     const ScoredSplit s = score_split(o.scoring, err);
-    if (dist::world().rank() != 0) return;  // under mpirun: every rank holds the matrix, rank 0 reports
+    if (parallel::world().rank() != 0) return;  // under mpirun: every rank holds the matrix, rank 0 reports
     sims = s.sims;
     o.sims = s.summary;
     if (o.captions_per_image_opt->count() == 0) o.captions_per_image = s.captions_per_image;
@@ -82,7 +82,7 @@ void add_eval_command(CLI::App& app, std::ostream& out, std::ostream& err) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
-  cmd->callback([o, &out, &err] { dist::run_on_every_rank([&] { run_eval(*o, out, err); }); });
+  cmd->callback([o, &out, &err] { parallel::run_on_every_rank([&] { run_eval(*o, out, err); }); });
 }
 
 }  // namespace rematch::cli

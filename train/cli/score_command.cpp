@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 #include "tensor/npy.h"
 #include "train/cli/eval_checkpoint.h"
 
@@ -21,7 +21,7 @@ void run_score(const ScoreOptions& o, std::ostream& all_out, std::ostream& err) 
   const auto start = std::chrono::steady_clock::now();
   const ScoredSplit s = score_split(o.scoring, err);
   // Under mpirun every rank holds the whole matrix; rank 0 writes it and reports.
-  if (dist::world().rank() != 0) return;
+  if (parallel::world().rank() != 0) return;
   std::ostream& out = all_out;
   save_npy(o.out, s.sims);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -39,7 +39,7 @@ void add_score_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   cmd->get_option("--data_path")->required();
   cmd->get_option("--data_name")->required();
   cmd->add_option("--out", o->out, "Output .npy [N_img, N_cap], rows = images")->required();
-  cmd->callback([o, &out, &err] { dist::run_on_every_rank([&] { run_score(*o, out, err); }); });
+  cmd->callback([o, &out, &err] { parallel::run_on_every_rank([&] { run_score(*o, out, err); }); });
 }
 
 }  // namespace rematch::cli

@@ -7,7 +7,7 @@
 #include <memory>
 #include <optional>
 
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 #include "tensor/device.h"
 #include "tensor/file_io.h"
 #include "train/cli/app.h"
@@ -146,7 +146,7 @@ bool allowed_with_resume(const std::string& name) {
          name == "--restart" || name == "--dist_backend";
 }
 
-// --dry_run (issue 15 point 10): the resolved configuration as JSON on stdout (the keys of config.json), the data
+// --dry_run: the resolved configuration as JSON on stdout (the keys of config.json), the data
 // files checked on stderr, nothing trained and no run folder made. The device is checked by name only: a
 // command meant for a GPU machine can be checked anywhere (an unusable device is a note, not an error).
 void dry_run(const TrainConfig& c, std::ostream& out, std::ostream& err) {
@@ -199,7 +199,7 @@ bool trains_on_gpu(const TrainConfig& c) {
 // Under mpirun the ranks follow rank 0's resume plan: rank 0 checks the folder (and may repair it, resume_check.h),
 // then the others load the checkpoint it left as checkpoint_latest, which is the state rank 0 resumes from.
 train::ResumePlan shared_resume_plan(const run::RunFolder& folder, const train::ResumeOptions& options) {
-  dist::Communicator& comm = dist::world();
+  parallel::Communicator& comm = parallel::world();
   train::ResumePlan plan;
   if (comm.rank() == 0) plan = train::check_resume(folder, options);
   if (comm.world_size() == 1) return plan;
@@ -234,7 +234,7 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOption
     }
     if (dry) return dry_run(c, out, err);
     usable_device(c.device.spec(), "--device");  // before any data is read
-    c.device = c.device.on(dist::rank_device(c.device.device(), dist::world()));
+    c.device = c.device.on(parallel::rank_device(c.device.device(), parallel::world()));
     train::check_training_data(c, err);
     run = train::train_new_run(c, err);
     return report(run.outcome, run.run_dir, out);
@@ -251,14 +251,14 @@ void run_train(CLI::App& cmd, TrainConfig c, bool dry, const train::ResumeOption
     c.progress = progress;
     return dry_run(c, out, err);
   }
-  run::RunFolder folder(c.resume, dist::world().rank() == 0 ? run::RunStart::Resume : run::RunStart::Follower);
+  run::RunFolder folder(c.resume, parallel::world().rank() == 0 ? run::RunStart::Resume : run::RunStart::Follower);
   c = train::resumed_train_config(folder.read_config(), folder.config_path());
   c.progress = progress;
   // Both checkpoints and config.json are checked before the data is read and before a step is trained.
-  const train::ResumePlan plan = shared_resume_plan(folder, resume_options);
+  train::ResumePlan plan = shared_resume_plan(folder, resume_options);
   for (const std::string& note : plan.notes) err << note << "\n";
   usable_device(c.device.spec(), "--device (from " + c.resume + "/config.json)");
-  c.device = c.device.on(dist::rank_device(c.device.device(), dist::world()));
+  c.device = c.device.on(parallel::rank_device(c.device.device(), parallel::world()));
   train::check_training_data(c, err);
   std::unique_ptr<train::Method> method = train::make_method(c, err);
   report(train::run_training(*method, c, folder, &plan, err), folder.dir(), out);
@@ -302,11 +302,11 @@ void add_train_command(CLI::App& app, std::ostream& out, std::ostream& err) {
     const TrainConfig c = config_from_flags(*slots);
     if (*dry) return run_train(*cmd, c, true, *resume_options, out, err);
     // nccl moves the GPU tensors, and host values (flags, statistics) through MPI (docs/distributed.md §1).
-    dist::Communicator& comm = dist::init_world(dist::choose_backend(*dist_backend, trains_on_gpu(c)));
+    parallel::Communicator& comm = parallel::init_world(parallel::choose_backend(*dist_backend, trains_on_gpu(c)));
     // An error on one rank ends every rank (its message); SIGINT/SIGTERM on any rank stops every rank at the same
     // step after rank 0 saved the checkpoint (trainer.cpp), an ordinary end with the interrupted exit code.
     std::optional<Interrupted> stopped;
-    dist::run_on_every_rank([&] {
+    parallel::run_on_every_rank([&] {
       try {
         run_train(*cmd, c, false, *resume_options, rank_zero_stream(out), rank_zero_stream(err));
       } catch (const Interrupted& e) {

@@ -1,4 +1,4 @@
-// `rematch train --method triplet|infonce|rcl|l2rm|rcsl|rcsl-nc|uotrcl [flags]`: one training run into a run
+// `rematch train --method <a registered method, make_method.cpp> [flags]`: one training run into a run
 // folder (config.json, metrics.jsonl, checkpoints, plots, results.md; train/methods/trainer.h). The flags are
 // the fields of TrainConfig (train/methods/train_config.h), named as in the public PyTorch code; `--preset`
 // fills the official scripts' hyperparameters. `--resume DIR` continues an interrupted run with the settings

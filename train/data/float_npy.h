@@ -1,4 +1,4 @@
-// Float .npy files as they are found (issue 16): region features and similarity matrices saved by other
+// Float .npy files as they are found: region features and similarity matrices saved by other
 // code come as float64 (NumPy's default), float16 (to halve the disk), or in Fortran order (np.save(p, S.T)).
 // They are accepted as the official loaders accept them, converted on load, and each conversion is said once,
 // on one line of `notes`, naming the file and what was done.

@@ -76,7 +76,6 @@ struct PunktToken {
   std::u32string type_no_period() const {
     return type.size() > 1 && type.back() == '.' ? type.substr(0, type.size() - 1) : type;
   }
-  std::u32string type_no_sentperiod() const { return sentbreak ? type_no_period() : type; }
   // \.\.+$
   bool is_ellipsis() const { return tok.size() >= 2 && tok.find_first_not_of(U'.') == std::u32string::npos; }
   // [^\W\d]\.$

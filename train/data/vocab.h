@@ -51,8 +51,8 @@ std::string vocabulary_path(const std::string& vocab_path, const std::string& da
 // `name` without its trailing slashes ("f30k_precomp/" -> "f30k_precomp"; "/" stays "/").
 std::string without_trailing_slashes(const std::string& name);
 
-// The vocabulary file of a data set, looked up as the official code and rematch's layout place it
-// (issue 16): in `vocab_path` when that flag is given (and only there), else `<data_path>/vocab`, else
+// The vocabulary file of a data set, looked up as the official code and rematch's layout place it:
+// in `vocab_path` when that flag is given (and only there), else `<data_path>/vocab`, else
 // `./vocab` (where the official scripts read it). An Error names every place tried and the flag to give.
 std::string find_vocabulary_file(const std::string& vocab_path, const std::string& data_path,
                                  const std::string& data_name);

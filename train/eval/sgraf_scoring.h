@@ -19,7 +19,7 @@ namespace rematch::eval {
 Tensor score_precomp_split(const std::vector<models::SgrafModel*>& nets, const data::PrecompDataset& split,
                            BlockSize block = {}, const BlockProgress& progress = {});
 
-// Only rows [img_begin, img_end) (one rank's share in sharded scoring, dist::block_rows): img_begin must be a
+// Only rows [img_begin, img_end) (one rank's share in sharded scoring, parallel::block_rows): img_begin must be a
 // multiple of block.images, so the blocks are those score_precomp_split computes for these rows, and the rows
 // equal its rows byte for byte.
 Tensor score_precomp_rows(const std::vector<models::SgrafModel*>& nets, const data::PrecompDataset& split,

@@ -9,7 +9,7 @@
 #include "train/data/precomp_dataset.h"
 #include "train/data/vocab.h"
 #include "train/methods/method_spec.h"
-#include "train/methods/pairs/pairs_data.h"
+#include "train/methods/kit/pairs_data.h"
 
 namespace rematch::train {
 namespace {

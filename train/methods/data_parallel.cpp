@@ -5,7 +5,7 @@
 
 namespace rematch::train {
 
-void all_reduce_gradients(dist::Communicator& comm, const std::vector<Tensor>& params) {
+void all_reduce_gradients(parallel::Communicator& comm, const std::vector<Tensor>& params) {
   if (comm.world_size() == 1 || params.empty()) return;
   NoGradGuard no_grad;
   std::vector<Tensor> flat;
@@ -20,13 +20,13 @@ void all_reduce_gradients(dist::Communicator& comm, const std::vector<Tensor>& p
   }
 }
 
-bool on_any_rank(dist::Communicator& comm, bool mine) {
+bool on_any_rank(parallel::Communicator& comm, bool mine) {
   if (comm.world_size() == 1) return mine;
   return comm.all_reduce_sum(from_vector(std::vector<int64_t>{mine ? 1 : 0}, {1})).to_vector<int64_t>()[0] > 0;
 }
 
-dist::RowRange batch_share(dist::Communicator& comm, int64_t batch) {
-  return dist::block_rows(batch, 1, comm.rank(), comm.world_size());
+parallel::RowRange batch_share(parallel::Communicator& comm, int64_t batch) {
+  return parallel::block_rows(batch, 1, comm.rank(), comm.world_size());
 }
 
 EpochPlanDigest epoch_plan_digest(int64_t steps, const std::optional<viz::EpochSplit>& split) {
@@ -60,7 +60,7 @@ void check_epoch_plans_agree(const std::vector<EpochPlanDigest>& per_rank, int64
   }
 }
 
-void check_ranks_plan_one_epoch(dist::Communicator& comm, int64_t epoch, int64_t steps,
+void check_ranks_plan_one_epoch(parallel::Communicator& comm, int64_t epoch, int64_t steps,
                                 const std::optional<viz::EpochSplit>& split) {
   if (comm.world_size() == 1) return;
   const EpochPlanDigest mine = epoch_plan_digest(steps, split);

@@ -1,5 +1,5 @@
 // Data-parallel training under mpirun (docs/distributed.md §4): what the trainer and the methods that opt in
-// (Method::trains_data_parallel) share. Every rank holds the same parameters, optimizer state and generators
+// (MethodSpec::data_parallel) share. Every rank holds the same parameters, optimizer state and generators
 // and draws the same numbers; a step computes its share of the batch, the batch-coupled losses see the whole
 // batch, and the parameters' gradients are summed over ranks before clipping, so the step is one process's.
 #pragma once
@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 #include "tensor/tensor.h"
 #include "viz/epoch_splits.h"
 
@@ -15,13 +15,13 @@ namespace rematch::train {
 
 // The parameters' gradients summed over the ranks of `comm` (one all-reduce of every gradient laid end to end,
 // in rank order with the mpi backend); an undefined gradient counts as zeros. Nothing in a world of one.
-void all_reduce_gradients(dist::Communicator& comm, const std::vector<Tensor>& params);
+void all_reduce_gradients(parallel::Communicator& comm, const std::vector<Tensor>& params);
 
 // Whether `mine` holds on some rank (SIGINT/SIGTERM reached one rank: every rank stops at the same step).
-bool on_any_rank(dist::Communicator& comm, bool mine);
+bool on_any_rank(parallel::Communicator& comm, bool mine);
 
 // Rank r's rows [begin, end) of a batch of `batch` samples: whole samples, as even as they go, in rank order.
-dist::RowRange batch_share(dist::Communicator& comm, int64_t batch);
+parallel::RowRange batch_share(parallel::Communicator& comm, int64_t batch);
 
 // An epoch's plan as the ranks compare it: its step count and a digest of its split's decisions (the kept/flagged
 // flag of every pair, viz::flagged_pairs, or every corrected label; none for a method without a split).
@@ -38,7 +38,7 @@ EpochPlanDigest epoch_plan_digest(int64_t steps, const std::optional<viz::EpochS
 void check_epoch_plans_agree(const std::vector<EpochPlanDigest>& per_rank, int64_t epoch);
 
 // Gathers this rank's digest and checks it (nothing in a world of one).
-void check_ranks_plan_one_epoch(dist::Communicator& comm, int64_t epoch, int64_t steps,
+void check_ranks_plan_one_epoch(parallel::Communicator& comm, int64_t epoch, int64_t steps,
                                 const std::optional<viz::EpochSplit>& split);
 
 }  // namespace rematch::train

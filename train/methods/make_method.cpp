@@ -2,13 +2,13 @@
 
 #include <ctime>
 
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 
-#include "train/methods/ncr/ncr_method.h"
 #include "train/methods/crcl/crcl_method.h"
 #include "train/methods/decl/decl_method.h"
-#include "train/methods/pairs/l2rm_method.h"
-#include "train/methods/pairs/pairs_method.h"
+#include "train/methods/l2rm/l2rm_method.h"
+#include "train/methods/ncr/ncr_method.h"
+#include "train/methods/pairs/batch_loss_method.h"
 #include "train/methods/rcsl/rcsl_method.h"
 #include "train/methods/uotrcl/uotrcl_method.h"
 
@@ -43,7 +43,7 @@ NewRun train_new_run(TrainConfig config, std::ostream& log) {
   std::unique_ptr<Method> method = make_method(config, log);
   check_data_parallel(*method);
   // Under mpirun rank 0 makes and writes the folder (its clock names it); the others only read it.
-  dist::Communicator& comm = dist::world();
+  parallel::Communicator& comm = parallel::world();
   const bool writer = comm.rank() == 0;
   if (config.run_dir.empty()) {
     std::time_t now = std::time(nullptr);

@@ -1,5 +1,5 @@
-// The interface every training method implements (triplet, infonce, rcl, l2rm, rcsl, rcsl-nc, uotrcl), and
-// the only thing train/methods/trainer.h drives. A method owns its data, models, optimizers, schedules and
+// The interface every training method implements (each registered in make_method.cpp), and the only thing
+// train/methods/trainer.h drives. A method owns its data, models, optimizers, schedules and
 // generators; the trainer owns the loop around it: epochs and steps, progress, metrics.jsonl, SIGINT,
 // non-finite losses, validation, checkpoints (latest and best) and the final test.
 //
@@ -76,6 +76,10 @@ class NonFiniteLoss : public Error {
 void check_finite_loss(const std::string& method, int64_t epoch, int64_t step, const std::string& term,
                        double value);
 
+// Throws an Error naming the method unless `step` of `epoch` is one of the `steps` steps of the epoch in progress
+// (`current_epoch`): a trainer that skipped begin_epoch, or a step past the epoch's plan.
+void check_step_in_epoch(const std::string& method, int64_t epoch, int64_t step, int64_t current_epoch, size_t steps);
+
 // Between backward and the optimizer step: clips the gradients of `params` to total norm `max_norm` (none when
 // max_norm <= 0) and throws NonFiniteLoss (term "gradient norm") when that norm is NaN or infinite: a NaN that
 // a max or a mask hid from the loss value still reaches the gradients, and must not reach the weights.
@@ -105,10 +109,6 @@ class Method {
   virtual std::vector<Generator*> generators() = 0;
   // The current learning rate of the main model (for metrics.jsonl and the progress line).
   virtual double learning_rate() const = 0;
-  // Whether the method trains on several processes with one process's semantics (docs/distributed.md §4; its
-  // steps share each batch among the ranks of dist::world(), train/methods/data_parallel.h). False unless a
-  // method opts in: the trainer refuses a world of several ranks for it, by name, before a run folder is made.
-  virtual bool trains_data_parallel() const { return false; }
   // Whether the state after `epoch` competes for the best checkpoint (the one tested at the end). All epochs by
   // default; RCSL only its mining stage (its code tests model_mining_best).
   virtual bool best_candidate(int64_t epoch) const {

@@ -1,8 +1,9 @@
 // What `rematch train` knows of a method: its MethodSpec, defined in the method's folder and registered by one
-// line in make_method.cpp (docs/design.md §5). The spec names the method, its data layout and presets, the
+// line in make_method.cpp (docs/design.md §8.3). The spec names the method, its data layout and presets, the
 // tables of its options (options.h), the defaults it gives the common and its own options per preset with their
-// sources (docs/presets.md is generated from them), its checks across flags, and how it is made: from its typed
-// options, the common options, its data and the log (make_with).
+// sources (docs/presets.md is generated from them), its checks across flags, how it is made: from its typed
+// options, the common options, its data and the log (make_with), and what the trainer and the demo need of it
+// (data_parallel, demo).
 #pragma once
 
 #include <functional>
@@ -61,6 +62,18 @@ struct Default {
   nlohmann::json value_for(const TrainConfig& config) const;
 };
 
+// What `rematch demo` (train/cli/demo_command.cpp) needs of a method it trains, beyond its flags.
+struct DemoPart {
+  // Its warm-up epochs, counted in the epochs every method gets alike: what its behaviour test measured on the
+  // demo's CPU world (tests/train/<method>_behaviour_test.cpp); L2RM's until its model ranks well enough for the
+  // split.
+  int64_t warmup_epochs = 0;
+  // The EpochInfo statistic the demo's table shows as the split's precision ("": the method keeps no split).
+  std::string split_stat;
+  // Whether its run's page (the pairs it flagged, with pictures) is the one the demo opens first.
+  bool report = false;
+};
+
 struct MethodSpec {
   std::string name;                    // --method
   std::string summary;                 // one line: what it trains, after which paper
@@ -77,6 +90,11 @@ struct MethodSpec {
   std::function<void(const TrainConfig&)> check;
   // Reads the data (an Error before any training) and builds the method.
   std::function<std::unique_ptr<Method>(const TrainConfig&, std::ostream&)> make;
+  // Whether it trains on several processes with one process's semantics (docs/distributed.md §4; its steps share
+  // each batch among the ranks of parallel::world(), train/methods/data_parallel.h). A method that does not is refused
+  // under mpirun, by name, before a run folder is made.
+  bool data_parallel = false;
+  DemoPart demo;
 };
 
 // The one way a method is made: its options section S of the config, the common options, the data `load` reads

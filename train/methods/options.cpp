@@ -17,7 +17,7 @@ OptionSections::OptionSections(const OptionSections& other) {
 
 OptionSections& OptionSections::operator=(const OptionSections& other) {
   if (this != &other) {
-    std::map<std::type_index, std::unique_ptr<Base>> copy;
+    std::map<const void*, std::unique_ptr<Base>> copy;
     for (const auto& [type, item] : other.items_) copy[type] = item->clone();
     items_ = std::move(copy);
   }

@@ -1,9 +1,8 @@
-// The flag tables of `rematch train` (docs/design.md §5, "A training method"). Every option is one Flag: its
+// The flag tables of `rematch train` (docs/design.md §8.3, "Adding a training method"). Every option is one Flag: its
 // name (the flag is --name and config.json's key), the typed field it sets (reached through the TrainConfig), its
 // help, its range or choices, where its default comes from, and whether it is an ablation switch. The common
 // options have one table (train_config.cpp); each method folder holds the table of its own options
-// (pairs/pairs_options.cpp, pairs/l2rm_options.cpp, rcsl/rcsl_options.cpp, uotrcl/uotrcl_options.cpp), and its
-// MethodSpec (method_spec.h) adds the per-preset defaults. The command line (flags, grouped --help), config.json
+// (<folder>/<method>_options.cpp), and its MethodSpec (method_spec.h) adds the per-preset defaults. The command line (flags, grouped --help), config.json
 // and --dry_run (to_json, train_config_from_json), the range checks, the "flag of another method" error and
 // docs/presets.md all read these tables; nothing else lists the options.
 //
@@ -22,7 +21,6 @@
 #include <optional>
 #include <string>
 #include <type_traits>
-#include <typeindex>
 #include <utility>
 #include <vector>
 
@@ -41,17 +39,22 @@ class OptionSections {
   OptionSections& operator=(OptionSections&&) noexcept = default;
 
   template <class S> S& get() {
-    std::unique_ptr<Base>& slot = items_[std::type_index(typeid(S))];
+    std::unique_ptr<Base>& slot = items_[key<S>()];
     if (!slot) slot = std::make_unique<Holder<S>>();
     return static_cast<Holder<S>&>(*slot).value;
   }
   template <class S> const S& get() const {
     static const S kDefault{};
-    const auto it = items_.find(std::type_index(typeid(S)));
+    const auto it = items_.find(key<S>());
     return it == items_.end() ? kDefault : static_cast<const Holder<S>&>(*it->second).value;
   }
 
  private:
+  // One address per section type: the key of its slot.
+  template <class S> static const void* key() {
+    static const char tag = 0;
+    return &tag;
+  }
   struct Base {
     virtual ~Base() = default;
     virtual std::unique_ptr<Base> clone() const = 0;
@@ -60,7 +63,7 @@ class OptionSections {
     S value{};
     std::unique_ptr<Base> clone() const override { return std::make_unique<Holder<S>>(*this); }
   };
-  std::map<std::type_index, std::unique_ptr<Base>> items_;
+  std::map<const void*, std::unique_ptr<Base>> items_;
 };
 
 // How a flag is given and stored. Choice: one of named values (an enum, an optional enum whose "" means "the

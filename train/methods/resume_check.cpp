@@ -127,6 +127,7 @@ ResumePlan check_resume(const run::RunFolder& folder, const ResumeOptions& optio
                                                   : best.status();
       if (p.epoch_done && p.epoch == p.best_epoch) {
         latest.state->save(folder.checkpoint_best_path());
+        plan.best = latest.state->deep_copy();
         plan.notes.push_back(what_best + "; re-made it from " + latest.path +
                              ", which holds that same state (the end of epoch " + std::to_string(p.best_epoch + 1) +
                              ")");
@@ -145,6 +146,8 @@ ResumePlan check_resume(const run::RunFolder& folder, const ResumeOptions& optio
     } else if (best.exists && !best.usable()) {
       plan.notes.push_back(best.status() + "; no validation has chosen a best state yet, so it is not needed and "
                            "will be written again");
+    } else if (best_needed) {
+      plan.best = std::move(best.state);
     }
     plan.from = ResumeFrom::Latest;
     plan.state = std::move(latest.state);
@@ -158,6 +161,7 @@ ResumePlan check_resume(const run::RunFolder& folder, const ResumeOptions& optio
                          "the end of an epoch; resuming from " + best.path + " (" + latest.path +
                          " now holds that state)");
     plan.from = ResumeFrom::Best;
+    plan.best = best.state->deep_copy();
     plan.state = std::move(best.state);
     return plan;
   }
@@ -167,6 +171,7 @@ ResumePlan check_resume(const run::RunFolder& folder, const ResumeOptions& optio
                          "), an earlier state of this run: what follows it is trained again and, resume being "
                          "exact, gives the same run (" + latest.path + " now holds that state)");
     plan.from = ResumeFrom::Best;
+    plan.best = best.state->deep_copy();
     plan.state = std::move(best.state);
     return plan;
   }

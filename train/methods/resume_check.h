@@ -35,6 +35,10 @@ enum class ResumeFrom { Latest, Best, Start };
 struct ResumePlan {
   ResumeFrom from = ResumeFrom::Latest;
   std::optional<TrainingState> state;  // the checkpoint to continue from (Latest, Best)
+  // What checkpoint_best holds, as this check read or re-made it, when it is the best state the position names:
+  // the state the final test reloads unless a later epoch validates better (then the trainer drops it). Each file
+  // is read once (the trainer does not read checkpoint_best again for it).
+  std::optional<TrainingState> best;
   bool forget_best = false;            // --remake_best taken: the position's best is cleared
   std::vector<std::string> notes;      // what was found and done, one line each, for the log
 };

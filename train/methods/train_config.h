@@ -32,7 +32,7 @@ class DeviceOption {
   const std::string& spec() const { return spec_; }
   const Device& device() const { return device_; }
   // The same spelling (config.json keeps it) on another device: under mpirun, the GPU of this rank
-  // (dist::rank_device; `cuda` on rank 3 of a node computes on cuda:3).
+  // (parallel::rank_device; `cuda` on rank 3 of a node computes on cuda:3).
   DeviceOption on(const Device& d) const {
     DeviceOption o = *this;
     o.device_ = d;

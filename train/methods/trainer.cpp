@@ -11,9 +11,10 @@
 #include <sstream>
 
 #include "autograd/autograd.h"
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 #include "tensor/file_io.h"
 #include "train/methods/data_parallel.h"
+#include "train/methods/method_spec.h"
 #include "train/methods/run_position.h"
 #include "train/run/interrupt.h"
 #include "train/run/progress.h"
@@ -31,7 +32,7 @@ using Position = RunPosition;
 // Rank 0 writes (docs/distributed.md §4): every rank holds the same state, and this file is one process's.
 void save_checkpoint(const Method& method, const Position& p, const std::string& config_xxh64,
                      const std::string& path) {
-  if (dist::world().rank() != 0) return;
+  if (parallel::world().rank() != 0) return;
   TrainingState s;
   method.save_state(s);
   put_position(s, p);
@@ -172,10 +173,13 @@ class RankZeroMetrics {
 
 // run_training's work; `saved` follows what checkpoint_latest holds (the position resumed from, then each one
 // saved), for the message of a failed write.
-TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunFolder& folder, const ResumePlan* plan,
+TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunFolder& folder, ResumePlan* plan,
                             std::ostream& out, std::optional<Position>& saved) {
   Position pos;
   const bool resuming = plan != nullptr && plan->from != ResumeFrom::Start;
+  // checkpoint_best's state as the resume check read it: the test's unless a later epoch validates better.
+  std::optional<TrainingState> best_read;
+  if (resuming && !plan->forget_best) best_read = std::move(plan->best);
   if (resuming) {  // before the metrics log opens: a folder that refuses it still holds this checkpoint
     method.load_state(*plan->state);
     pos = get_position(*plan->state);
@@ -185,7 +189,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
       pos.best_score = -std::numeric_limits<double>::infinity();
     }
   }
-  dist::Communicator& comm = dist::world();
+  parallel::Communicator& comm = parallel::world();
   const bool writer = comm.rank() == 0;  // under mpirun rank 0 writes the run folder; every rank computes
   const std::string config_xxh64 = writer ? config_hash(folder) : "";
   RankZeroMetrics metrics(folder.metrics_path(), writer);
@@ -237,8 +241,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     if (steps > 0) progress.start_epoch(e + 1, steps);
     for (; pos.step < steps; ++pos.step) {
       const auto step_start = std::chrono::steady_clock::now();
-      const double comm_before = dist::collective_tally().seconds;
-      const int64_t bytes_before = dist::collective_tally().bytes;
+      const double comm_before = parallel::collective_tally().seconds;
+      const int64_t bytes_before = parallel::collective_tally().bytes;
       if (on_any_rank(comm, run::interrupted())) {  // the ranks stop at the same step
         save_checkpoint(method, pos, config_xxh64, folder.checkpoint_latest_path());
         saved = pos;
@@ -250,8 +254,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
       }
       const StepResult r = guarded_step(method, e, pos.step, config.detect_anomaly);
       step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
-      step_comm_seconds += dist::collective_tally().seconds - comm_before;
-      step_bytes += static_cast<double>(dist::collective_tally().bytes - bytes_before);
+      step_comm_seconds += parallel::collective_tally().seconds - comm_before;
+      step_bytes += static_cast<double>(parallel::collective_tally().bytes - bytes_before);
       ++steps_run;
       progress.step(pos.step + 1, r.loss, r.pairs);
       if ((pos.step + 1) % config.log_step == 0 || pos.step + 1 == steps) {
@@ -287,7 +291,10 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     outcome.last_epoch_stats = info.stats;
     pos.step = steps;
     pos.epoch_done = true;
-    if (best) save_checkpoint(method, pos, config_xxh64, folder.checkpoint_best_path());
+    if (best) {
+      save_checkpoint(method, pos, config_xxh64, folder.checkpoint_best_path());
+      best_read.reset();
+    }
     save_checkpoint(method, pos, config_xxh64, folder.checkpoint_latest_path());
     saved = pos;
     pos.epoch_done = false;
@@ -306,7 +313,8 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
                      fixed(step_bytes / std::max<int64_t>(steps_run, 1) / 1e6, 2) + " MB a step into them");
   comm.barrier();  // rank 0's checkpoint_best is written
   if (pos.best_epoch >= 0) {
-    const TrainingState best = TrainingState::load(folder.checkpoint_best_path());
+    // Read once: the state the resume check read, or the file this run wrote last.
+    const TrainingState best = best_read ? std::move(*best_read) : TrainingState::load(folder.checkpoint_best_path());
     method.load_state(best);
     if (!outcome.best_validation.table.size()) outcome.best_validation = method.validate();
   }
@@ -324,7 +332,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
 
 }  // namespace
 
-TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, const ResumePlan* plan,
+TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, ResumePlan* plan,
                           std::ostream& out) {
   check_data_parallel(method);
   FileSizeSignalIgnored writes_past_a_size_limit_fail;
@@ -341,15 +349,16 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
 TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
                           std::ostream& out) {
   if (!resuming) return run_training(method, config, folder, nullptr, out);
-  const ResumePlan plan = check_resume(folder, ResumeOptions{});
+  ResumePlan plan = check_resume(folder, ResumeOptions{});
   for (const std::string& note : plan.notes) out << note << "\n";
   return run_training(method, config, folder, &plan, out);
 }
 
 void check_data_parallel(const Method& method) {
-  const int world = dist::world().world_size();
+  const int world = parallel::world().world_size();
   if (world == 1) return;
-  REMATCH_CHECK(method.trains_data_parallel(), "--method ", method.name(), " does not train on several processes ",
+  const MethodSpec* spec = find_method_spec(method.name());
+  REMATCH_CHECK(spec && spec->data_parallel, "--method ", method.name(), " does not train on several processes ",
                 "yet (mpirun started ", world, "; docs/distributed.md §4 lists the methods that do): run it in one ",
                 "process");
 }

@@ -39,14 +39,15 @@ struct TrainOutcome {
 // resume_check.h; null: a fresh run; ResumeFrom::Start: the run again from its beginning). `out` gets results,
 // notes and the progress line; the caller has written config.json (fresh runs). SIGINT/SIGTERM are handled
 // through the caller's run::InterruptGuard, or one of its own when the caller has none.
-TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, const ResumePlan* plan,
+// The trainer takes plan->best: the final test reloads it unless a later epoch validates better.
+TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, ResumePlan* plan,
                           std::ostream& out);
 // The same; with `resuming`, check_resume(folder) with no options first (its notes go to `out`).
 TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFolder& folder, bool resuming,
                           std::ostream& out);
 
-// Under mpirun (a dist::world() of several ranks): refuses a method that does not train data-parallel
-// (Method::trains_data_parallel), naming it. run_training checks it first; train_new_run before the run folder.
+// Under mpirun (a parallel::world() of several ranks): refuses a method that does not train data-parallel
+// (MethodSpec::data_parallel), naming it. run_training checks it first; train_new_run before the run folder.
 void check_data_parallel(const Method& method);
 
 // The notice the SIGINT/SIGTERM handler prints while a run trains.

@@ -176,6 +176,12 @@ void TrainingState::save(const std::string& path) const {
   nn::save_safetensors(path, tensors_, meta, /*checksum=*/true);
 }
 
+TrainingState TrainingState::deep_copy() const {
+  TrainingState s = *this;
+  for (auto& [name, t] : s.tensors_) t = kernels::clone(t);
+  return s;
+}
+
 TrainingState TrainingState::load(const std::string& path) {
   nn::SafetensorsFile file = nn::load_safetensors(path);
   TrainingState s;

@@ -54,6 +54,8 @@ class TrainingState {
   // safetensors with entries as metadata; `source` names the file in errors after load().
   void save(const std::string& path) const;
   static TrainingState load(const std::string& path);
+  // A copy whose tensors are copies too (a method's load_state may keep a tensor it is given and change it).
+  TrainingState deep_copy() const;
   const std::string& source() const { return source_; }
   // False for a file loaded without a checksum to verify (written before checkpoints carried one).
   bool checksum_verified() const { return checksum_verified_; }

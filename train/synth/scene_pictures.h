@@ -1,4 +1,4 @@
-// Pictures of the synthetic benchmark's images (docs/data.md §6): each image drawn from its planted objects and
+// Pictures of the synthetic benchmark's images (docs/viz.md §2.3): each image drawn from its planted objects and
 // attributes, so a report shows what a model was asked to match. An object instance is its object's icon (one of
 // eight shapes with one of six inner marks: 48 icons for the grammar's 48 nouns) in its attribute's look — a
 // colour (red, blue, ...), a size (small, large, tall, tiny) or a texture (striped, wooden, metal, shiny, dirty,

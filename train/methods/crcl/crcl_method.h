@@ -14,29 +14,37 @@
 //                 overwrites model_best.pth.tar).
 #pragma once
 
-#include <memory>
+#include <ostream>
 #include <vector>
 
 #include "train/methods/crcl/crcl_loss.h"
 #include "train/methods/crcl/crcl_options.h"
-#include "train/methods/pairs/pairs_method.h"
+#include "train/methods/kit/pairs_kit.h"
+#include "train/methods/method.h"
+#include "train/methods/method_spec.h"
 
 namespace rematch::train {
 
-class CrclMethod : public PairsMethod {
+class CrclMethod : public Method {
  public:
-  // On the loaded data (load_pairs_data with <mask> appended, as CRCL's `vocab.py: deserialize_vocab`).
+  // On the loaded data (load_pairs_data with <mask> appended, as CRCL's `vocab.py: deserialize_vocab`). Under
+  // mpirun each rank scores its columns of the augmented batch (docs/distributed.md §4.1).
   CrclMethod(const CommonOptions& common, const CrclOptions& options, PairsData data, std::ostream& log);
 
+  std::string name() const override { return kit_.common().method; }
   int64_t num_epochs() const override { return round_start_.back(); }
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
+  void end_epoch(int64_t epoch) override { (void)epoch; }
+  EpochInfo current_epoch() const override { return epoch_info_; }
+  EvalResult validate() override { return kit_.validate(net_.model()); }
+  EvalResult test() override { return kit_.test(net_.model()); }
   void save_state(TrainingState& state) const override;
   void load_state(const TrainingState& state) override;
-  std::vector<Generator*> generators() override { return {&model_gen_, &sample_gen_, &augment_gen_}; }
+  std::vector<Generator*> generators() override { return {&gens_.model, &gens_.sample, &augment_gen_}; }
+  double learning_rate() const override { return net_.lr(); }
   bool best_candidate(int64_t epoch) const override { return round_of(epoch) + 1 == rounds(); }
-  // Under mpirun each rank scores its columns of the augmented batch (docs/distributed.md §4.1).
-  bool trains_data_parallel() const override { return true; }
+  void write_run_files(const std::string& dir) override { kit_.write_run_files(dir); }
   std::string results_notes() const override;
   // The mean label of the truly matched and of the mismatched training pairs (against the injected noise).
   std::vector<EpochStat> epoch_stats() const override {
@@ -45,22 +53,30 @@ class CrclMethod : public PairsMethod {
 
   // The correspondence labels, one per training caption.
   const std::vector<double>& labels() const { return labels_; }
-  std::vector<double>& mutable_labels() { return labels_; }
+  models::SgrafModel& model() { return net_.model(); }
   int64_t rounds() const { return static_cast<int64_t>(round_start_.size()) - 1; }
   int64_t round_of(int64_t epoch) const;
   // The epoch inside its round (`train.py`'s `epoch`).
   int64_t local_epoch(int64_t epoch) const { return epoch - round_start_[static_cast<size_t>(round_of(epoch))]; }
 
  private:
-  void new_model();
+  // A new model and AdamW (`train.py`: `model1 = CRCL(opt)`), its weights drawn from the model stream.
+  SgrafNet new_net();
   Scalars label_stats() const;
+  EpochInfo epoch_info(int64_t epoch) const;
 
   CrclOptions crcl_;
   CrclLabelRule rule_;
+  PairsGenerators gens_;
+  PairsKit kit_;
+  SgrafNet net_;  // the round's
+  std::vector<std::vector<int64_t>> plan_;  // the batches of the epoch in progress
   int64_t mask_id_ = 0;
   std::vector<int64_t> round_start_;  // first epoch of each round, then the total
   std::vector<double> labels_;        // `model.move_gt`
   Generator augment_gen_;
+  EpochInfo epoch_info_;
+  int64_t epoch_ = -1;
 };
 
 // The spec of crcl (make_method.cpp registers it).

@@ -64,73 +64,39 @@ int64_t hardness(int64_t batch_size, double eta, int64_t mu, int64_t step, int64
 }  // namespace decl
 
 DeclMethod::DeclMethod(const CommonOptions& common, const DeclOptions& options, PairsData data, std::ostream& log)
-    : PairsMethod(common, options, std::move(data), log), decl_(options) {
-  REMATCH_CHECK(common_.method == "decl", "DeclMethod: method is '", common_.method, "'");
-  log_ << "decl: τ = " << options_.tau << ", λ1 = " << decl_.lambda1 << ", λ2 = " << decl_.lambda2
-       << ", η = " << decl_.eta << ", μ = " << decl_.mu << ", margin " << options_.margin << "\n";
-}
-
-Tensor DeclMethod::raw_scores(const data::Batch& b) {
-  // SgrafModel::forward's computation without the final sigmoid (`SGRAF.py: EncoderSimilarity.forward`, DECL's).
-  models::SgrafModel& m = *model_;
-  const Tensor img = m.encode_images(b.regions);
-  const Tensor cap = m.encode_captions(b.captions, b.lengths);
-  const models::ImageSide images = m.sim_enc().encode_images(img);
-  const models::CaptionSide captions = m.sim_enc().encode_captions(cap, b.lengths);
-  return m.sim_enc().logits(images, captions);
-}
-
-Tensor DeclMethod::training_raw_scores(const data::Batch& b) {
-  shared_step_ = comm_.world_size() > 1 && b.size() >= comm_.world_size();
-  return shared_step_ ? gathered_columns(b, true) : raw_scores(b);
+    : decl_(options),
+      gens_(common.seed),
+      kit_(common, std::move(data), options.dtype),
+      net_(kit_.new_net(kit_.model_config(options), gens_.model, NetOptimizer{common.learning_rate, {}})) {
+  log << kit_.describe(net_) << "\n";
+  log << "decl: τ = " << decl_.tau << ", λ1 = " << decl_.lambda1 << ", λ2 = " << decl_.lambda2 << ", η = " << decl_.eta
+      << ", μ = " << decl_.mu << ", margin " << decl_.margin << "\n";
 }
 
 std::vector<uint8_t> DeclMethod::evidence_split(int64_t epoch) {
   // `train.py: get_correspondence`: model.val_start(), the shuffled train loader (every batch, the last partial
   // one too), no graph.
-  data::BatcherOptions o;
-  o.batch_size = common_.batch_size;
-  o.seed = common_.seed + 1;
-  const data::Batcher loader(*data_.train, o, data_.correspondence.caption_to_row);
-  std::vector<uint8_t> clean(static_cast<size_t>(data_.train->num_captions()), 0);
-  std::vector<double> uncertainty(clean.size(), 0.0);
-  model_->eval();
-  {
-    NoGradGuard no_grad;
-    // Under mpirun rank r judges batches r, r + W, ... and the ranks' values are summed: each caption's is
-    // non-zero on one rank only, so every rank holds one process's split (eval mode: no draw, no statistic moves).
-    const std::vector<std::vector<int64_t>> batches = loader.epoch_plan(epoch);
-    for (size_t bi = 0; bi < batches.size(); ++bi) {
-      if (static_cast<int>(bi % static_cast<size_t>(comm_.world_size())) != comm_.rank()) continue;
-      const data::Batch b = batch(batches[bi]);
-      const int64_t k = b.size();
-      const Tensor e = decl::evidence(raw_scores(b), options_.tau);
-      const Tensor sum_e = add(e, transpose(e, 0, 1));
-      const Tensor norm_e = div(sum_e, sum(sum_e, {1}, true));
-      const std::vector<int64_t> pred = to(argmax(norm_e, 1), Device::cpu()).to_vector<int64_t>();
-      // u = k/Σ_j α^{i2t}_ij + k/Σ_j α^{t2i}_ij, α = e + 1.
-      const double kd = static_cast<double>(k);
-      const Tensor u = add(rdiv(kd, sum(add(e, 1.0), {1})), rdiv(kd, sum(add(transpose(e, 0, 1), 1.0), {1})));
-      const std::vector<double> uv = to(to(u, DType::Float64), Device::cpu()).to_vector<double>();
-      // The batch is ordered by caption length (Batcher::make_batch), not as `captions`.
-      const std::vector<int64_t> order = b.caption_index.to_vector<int64_t>();
-      for (size_t i = 0; i < order.size(); ++i) {
-        clean[static_cast<size_t>(order[i])] = pred[i] == static_cast<int64_t>(i) ? 1 : 0;
-        uncertainty[static_cast<size_t>(order[i])] = uv[i];
-      }
-    }
-  }
-  model_->train();
-  if (comm_.world_size() > 1) {
-    const int64_t n = static_cast<int64_t>(clean.size());
-    std::vector<double> values(uncertainty);
-    for (uint8_t c : clean) values.push_back(c);
-    values = comm_.all_reduce_sum(from_vector(values, {2 * n})).to_vector<double>();
-    for (int64_t j = 0; j < n; ++j) {
-      uncertainty[static_cast<size_t>(j)] = values[static_cast<size_t>(j)];
-      clean[static_cast<size_t>(j)] = values[static_cast<size_t>(n + j)] > 0.5 ? 1 : 0;
-    }
-  }
+  models::SgrafModel& m = net_.model();
+  m.eval();
+  const std::vector<std::vector<double>> values =
+      kit_.per_caption(kit_.loader(1, false), epoch, 2, [&](const data::Batch& b) {
+        const int64_t k = b.size();
+        const Tensor e = decl::evidence(m.logits(b.regions, b.captions, b.lengths), decl_.tau);
+        const Tensor sum_e = add(e, transpose(e, 0, 1));
+        const Tensor norm_e = div(sum_e, sum(sum_e, {1}, true));
+        const std::vector<int64_t> pred = to(argmax(norm_e, 1), Device::cpu()).to_vector<int64_t>();
+        // u = k/Σ_j α^{i2t}_ij + k/Σ_j α^{t2i}_ij, α = e + 1.
+        const double kd = static_cast<double>(k);
+        const Tensor u = add(rdiv(kd, sum(add(e, 1.0), {1})), rdiv(kd, sum(add(transpose(e, 0, 1), 1.0), {1})));
+        std::vector<double> matched(pred.size());
+        for (size_t i = 0; i < pred.size(); ++i) matched[i] = pred[i] == static_cast<int64_t>(i) ? 1.0 : 0.0;
+        return std::vector<std::vector<double>>{std::move(matched),
+                                                to(to(u, DType::Float64), Device::cpu()).to_vector<double>()};
+      });
+  m.train();
+  const std::vector<double>& uncertainty = values[1];
+  std::vector<uint8_t> clean(values[0].size());
+  for (size_t j = 0; j < clean.size(); ++j) clean[j] = values[0][j] > 0.5 ? 1 : 0;
   double u_clean = 0, u_noisy = 0;
   int64_t n_clean = 0;
   for (size_t j = 0; j < clean.size(); ++j) {
@@ -145,7 +111,7 @@ std::vector<uint8_t> DeclMethod::evidence_split(int64_t epoch) {
 
 std::vector<std::vector<int64_t>> DeclMethod::main_plan(int64_t epoch) const {
   std::vector<std::vector<int64_t>> plan;
-  for (auto& b : all_pairs_->epoch_plan(epoch)) {
+  for (auto& b : kit_.all_pairs().epoch_plan(epoch)) {
     if (static_cast<int64_t>(b.size()) < decl_.mu + 1) break;
     plan.push_back(std::move(b));
   }
@@ -166,37 +132,36 @@ EpochInfo DeclMethod::main_epoch_info() const {
 }
 
 EpochInfo DeclMethod::begin_epoch(int64_t epoch) {
-  if (warmup(epoch)) {
-    // `train.py`: the warm-up epochs at the initial learning rate, every batch but a single pair.
-    EpochInfo info = PairsMethod::begin_epoch(epoch);
-    info.phase = "warmup";
-    clean_.clear();
-    epoch_info_ = info;
-    return info;
-  }
+  const CommonOptions& c = kit_.common();
   epoch_ = epoch;
   // `adjust_learning_rate(opt, optimizer, epoch)` with the main loop's epoch (from 0 after the warm-up).
-  optimizer_->set_lr(lr_at(common_.learning_rate, epoch));
+  net_.set_lr(step_decay_lr(c.learning_rate, epoch, c.warmup_epoch, c.lr_update));
+  if (warmup(epoch)) {
+    // `train.py`: the warm-up epochs at the initial learning rate, every batch but a single pair.
+    plan_ = kit_.all_pairs_plan(epoch);
+    clean_.clear();
+    epoch_info_ = EpochInfo{"warmup", static_cast<int64_t>(plan_.size()), {}};
+    return epoch_info_;
+  }
   clean_ = evidence_split(epoch);
-  quality_ = data::split_quality(clean_, data_.correspondence.clean);
+  quality_ = data::split_quality(clean_, kit_.correspondence().clean);
   plan_ = main_plan(epoch);
   epoch_info_ = main_epoch_info();
   return epoch_info_;
 }
 
 StepResult DeclMethod::train_step(int64_t epoch, int64_t step) {
-  REMATCH_CHECK(epoch == epoch_ && step >= 0 && step < static_cast<int64_t>(plan_.size()), name(), ": step ", step,
-                " of epoch ", epoch, " is outside the epoch in progress (", epoch_, ", ", plan_.size(), " steps)");
+  check_step_in_epoch(name(), epoch, step, epoch_, plan_.size());
   const bool warm = warmup(epoch);
   if (!warm)
-    REMATCH_CHECK(clean_.size() == static_cast<size_t>(data_.train->num_captions()), name(),
+    REMATCH_CHECK(clean_.size() == static_cast<size_t>(kit_.train_split().num_captions()), name(),
                   ": no split for main epoch ", epoch);
-  model_->train();
-  const data::Batch b = batch(plan_[static_cast<size_t>(step)]);
+  net_.model().train();
+  const data::Batch b = kit_.batch(plan_[static_cast<size_t>(step)]);
   const int64_t n = b.size();
   // `self.step += 1` first; the count is kept only once the step is taken (a non-finite loss is retried).
   const int64_t step_no = step_count_ + 1;
-  const int64_t k = decl::hardness(common_.batch_size, decl_.eta, decl_.mu, step_no, n);
+  const int64_t k = decl::hardness(kit_.common().batch_size, decl_.eta, decl_.mu, step_no, n);
   // y = I, with y_ii = 0 for the pairs of the split's noisy side (`train_batch`: batch_labels[i][i] = 0).
   std::vector<double> labels(static_cast<size_t>(n * n), 0.0), clean_mask(static_cast<size_t>(n), 1.0);
   const std::vector<int64_t> order = b.caption_index.to_vector<int64_t>();
@@ -207,9 +172,9 @@ StepResult DeclMethod::train_step(int64_t epoch, int64_t step) {
     labels[static_cast<size_t>(i * n + i)] = c ? 1.0 : 0.0;
     any_clean = any_clean || c;
   }
-  const Tensor y = to(to(from_vector(labels, {n, n}), dtype_), device_);
-  const Tensor raw = training_raw_scores(b);
-  const Tensor e = decl::evidence(raw, options_.tau);
+  const Tensor y = to(to(from_vector(labels, {n, n}), kit_.dtype()), kit_.device());
+  const Tensor raw = kit_.training_scores(net_.model(), b, ScoreKind::Logits);
+  const Tensor e = decl::evidence(raw, decl_.tau);
   const Tensor alpha_i2t = add(e, 1.0), alpha_t2i = add(transpose(e, 0, 1), 1.0);
   const Tensor l_edl = mean(add(decl::evidential_loss(alpha_i2t, y, decl_.lambda2),
                                 decl::evidential_loss(alpha_t2i, y, decl_.lambda2)));
@@ -219,8 +184,8 @@ StepResult DeclMethod::train_step(int64_t epoch, int64_t step) {
   check_finite_loss(name(), epoch, step, "edl", r.parts["edl"]);
   if (any_clean) {
     // RDH on tanh(s), summed over the clean pairs (`loss_rdh[c_idx].sum() * self.lambda1`).
-    Tensor rdh = decl::robust_dynamic_hinge(tanh(raw), options_.margin, k);
-    if (!warm) rdh = mul(rdh, to(to(from_vector(clean_mask, {n}), dtype_), device_));
+    Tensor rdh = decl::robust_dynamic_hinge(tanh(raw), decl_.margin, k);
+    if (!warm) rdh = mul(rdh, to(to(from_vector(clean_mask, {n}), kit_.dtype()), kit_.device()));
     const Tensor l_rdh = mul(sum(rdh), decl_.lambda1);
     r.parts["rdh"] = l_rdh.item<double>();
     check_finite_loss(name(), epoch, step, "rdh", r.parts["rdh"]);
@@ -229,34 +194,41 @@ StepResult DeclMethod::train_step(int64_t epoch, int64_t step) {
     r.parts["rdh"] = 0.0;
   }
   r.loss = loss.item<double>();
-  optimizer_step(loss, epoch, step);
+  kit_.update(net_, loss, epoch, step);
   step_count_ = step_no;
   r.pairs = n;
   return r;
 }
 
 void DeclMethod::save_state(TrainingState& s) const {
-  PairsMethod::save_state(s);
+  net_.save(s, "model.", "optim.");
+  put_model_config(s, net_.model());
+  gens_.save(s);
+  s.put_int("epoch", epoch_);
   s.put_int("decl.step", step_count_);
   s.put_int_vector("decl.clean", std::vector<int64_t>(clean_.begin(), clean_.end()));
   for (const auto& [k, v] : epoch_info_.stats) s.put_double("decl.stat." + k, v);
 }
 
 void DeclMethod::load_state(const TrainingState& s) {
-  PairsMethod::load_state(s);
+  net_.load(s, "model.", "optim.");
+  gens_.load(s);
+  epoch_ = s.get_int("epoch");
   step_count_ = s.get_int("decl.step");
   REMATCH_CHECK(step_count_ >= 0, s.source(), ": 'decl.step' is ", step_count_);
   const std::vector<int64_t> clean = s.get_int_vector("decl.clean");
   clean_.assign(clean.begin(), clean.end());
   if (epoch_ < 0) return;
   if (warmup(epoch_)) {
-    epoch_info_.phase = "warmup";
+    plan_ = kit_.all_pairs_plan(epoch_);
+    epoch_info_ = EpochInfo{"warmup", static_cast<int64_t>(plan_.size()), {}};
     return;
   }
-  REMATCH_CHECK(clean_.size() == data_.correspondence.clean.size(), s.source(), ": 'decl.clean' has ", clean_.size(),
-                " entries for ", data_.correspondence.clean.size(), " training captions");
+  const std::vector<uint8_t>& truth = kit_.correspondence().clean;
+  REMATCH_CHECK(clean_.size() == truth.size(), s.source(), ": 'decl.clean' has ", clean_.size(), " entries for ",
+                truth.size(), " training captions");
   plan_ = main_plan(epoch_);
-  quality_ = data::split_quality(clean_, data_.correspondence.clean);
+  quality_ = data::split_quality(clean_, truth);
   epoch_info_ = EpochInfo{"main", static_cast<int64_t>(plan_.size()), {}};
   for (const auto& [key, value] : s.entries())
     if (key.rfind("decl.stat.", 0) == 0) epoch_info_.stats[key.substr(10)] = s.get_double(key);
@@ -288,7 +260,10 @@ const MethodSpec& decl_method_spec() {
     s.tables = {&decl_pairs_flags(), &decl_flags()};
     s.defaults = decl_defaults();
     s.check = check_decl;
-    s.make = make_pairs_method<DeclOptions, DeclMethod>();
+    s.data_parallel = true;
+    s.demo.warmup_epochs = 2;
+    s.demo.split_stat = "clean_precision";
+    s.make = make_pairs_method<DeclMethod, DeclOptions>(false);
     return s;
   }();
   return spec;

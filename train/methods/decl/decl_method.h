@@ -13,15 +13,18 @@
 //                  global count of steps taken, warm-up included), k = b − 1 for a batch of b < k pairs; one
 //                  clipped Adam step.
 // Adam, the learning-rate schedule (constant through the warm-up, then ×0.1 every --lr_update main epochs),
-// validation and test are PairsMethod's. DECL-SGRAF is the mean of an SGR and a SAF run's scores
+// validation and test are the pairs kit's (train/methods/kit/pairs_kit.h). DECL-SGRAF is the mean of an SGR and a SAF run's scores
 // (`rematch eval --checkpoint <sgr run> <saf run>`).
 #pragma once
 
 #include <optional>
+#include <ostream>
 #include <vector>
 
 #include "train/methods/decl/decl_options.h"
-#include "train/methods/pairs/pairs_method.h"
+#include "train/methods/kit/pairs_kit.h"
+#include "train/methods/method.h"
+#include "train/methods/method_spec.h"
 
 namespace rematch::train {
 
@@ -45,15 +48,27 @@ int64_t hardness(int64_t batch_size, double eta, int64_t mu, int64_t step, int64
 
 }  // namespace decl
 
-class DeclMethod : public PairsMethod {
+class DeclMethod : public Method {
  public:
-  // On the loaded data (load_pairs_data); options.dtype as PairsMethod's (float64 for the golden-step test).
+  // On the loaded data (load_pairs_data); options.dtype: float32 for runs, float64 for the golden-step test.
+  // Under mpirun (docs/distributed.md §4.1): each rank computes its columns of a training batch's raw similarities
+  // (PairsKit::training_scores with ScoreKind::Logits), gathered into [B, B] on every rank, which computes the whole
+  // loss; gradients are summed before the clip.
   DeclMethod(const CommonOptions& common, const DeclOptions& options, PairsData data, std::ostream& log);
 
+  std::string name() const override { return kit_.common().method; }
+  int64_t num_epochs() const override { return kit_.common().warmup_epoch + kit_.common().num_epochs; }
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
+  void end_epoch(int64_t epoch) override { (void)epoch; }
+  EpochInfo current_epoch() const override { return epoch_info_; }
+  EvalResult validate() override { return kit_.validate(net_.model()); }
+  EvalResult test() override { return kit_.test(net_.model()); }
   void save_state(TrainingState& state) const override;
   void load_state(const TrainingState& state) override;
+  std::vector<Generator*> generators() override { return {&gens_.model, &gens_.sample}; }
+  double learning_rate() const override { return net_.lr(); }
+  void write_run_files(const std::string& dir) override { kit_.write_run_files(dir); }
   std::string results_notes() const override;
   // The evidential split of a main epoch (kept = 1 for the pairs judged clean; viz/epoch_splits.h).
   std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const override;
@@ -69,28 +84,26 @@ class DeclMethod : public PairsMethod {
   const std::vector<uint8_t>& clean() const { return clean_; }
   // The global step count (`DECL.step`), the warm-up's steps included.
   int64_t steps_taken() const { return step_count_; }
-  // Raw similarities of a batch (no sigmoid), with the model in its current mode.
-  Tensor raw_scores(const data::Batch& b);
-  // Under mpirun (docs/distributed.md §4.1): each rank computes its columns of a training batch's raw
-  // similarities (SgrafModel::forward_columns with ColumnShare::decl_logits), gathered into [B, B] on every rank,
-  // which computes the whole loss; gradients are summed before the clip.
-  bool trains_data_parallel() const override { return true; }
+  models::SgrafModel& model() { return net_.model(); }
 
  private:
-  bool warmup(int64_t epoch) const { return epoch < common_.warmup_epoch; }
+  bool warmup(int64_t epoch) const { return epoch < kit_.common().warmup_epoch; }
   // The main stage's batches of `epoch`: all pairs, shuffled, stopping at the first batch of fewer than μ + 1
   // pairs (`train.py: train`, `if images.size(0) < opt.mu + 1: break`; only the last can be).
   std::vector<std::vector<int64_t>> main_plan(int64_t epoch) const;
   EpochInfo main_epoch_info() const;
-  // The raw similarities of a training batch: raw_scores, or under mpirun (a world of W <= B ranks) this rank's
-  // columns gathered (PairsMethod::gathered_columns).
-  Tensor training_raw_scores(const data::Batch& b);
 
   DeclOptions decl_;
+  PairsGenerators gens_;
+  PairsKit kit_;
+  SgrafNet net_;
+  std::vector<std::vector<int64_t>> plan_;  // the batches of the epoch in progress
   int64_t step_count_ = 0;
   std::vector<uint8_t> clean_;  // per training caption, the split of the main epoch in progress
   data::SplitQuality quality_;
   double clean_uncertainty_ = 0, noisy_uncertainty_ = 0;
+  EpochInfo epoch_info_;
+  int64_t epoch_ = -1;
 };
 
 // The spec of decl (make_method.cpp registers it).

@@ -7,9 +7,7 @@
 
 #include "autograd/autograd.h"
 #include "nn/functional.h"
-#include "train/eval/sgraf_scoring.h"
 #include "train/losses/retrieval_losses.h"
-#include "train/methods/data_parallel.h"
 
 namespace rematch::train {
 namespace {
@@ -19,6 +17,14 @@ namespace {
 int64_t cycle_plan_index(int64_t epoch, int64_t cycle) { return epoch * 4096 + cycle; }
 
 const char* net_name(int k) { return k == 0 ? "A" : "B"; }
+
+// A and B, drawn in that order from `gen`, as `co_train.py: main` builds SGRAF(opt) twice.
+std::vector<SgrafNet> two_nets(const PairsKit& kit, const models::SgrafConfig& config, Generator& gen, double lr) {
+  std::vector<SgrafNet> nets;
+  nets.push_back(kit.new_net(config, gen, NetOptimizer{lr, {}}));
+  nets.push_back(kit.new_net(config, gen, NetOptimizer{lr, {}}));
+  return nets;
+}
 
 // (l − min)/(max − min) in the arithmetic of T (float: the code's float32 `torch.zeros(data_size)`).
 template <class T>
@@ -104,13 +110,13 @@ NcrSplit ncr_split(const std::vector<double>& losses, DType dtype, double thresh
 }
 
 NcrMethod::NcrMethod(const CommonOptions& common, const NcrOptions& options, PairsData data, std::ostream& log)
-    : PairsMethod(common, options, std::move(data), log), ncr_(options) {
-  REMATCH_CHECK(common_.method == "ncr", "NcrMethod: method is '", common_.method, "'");
-  // B after A from the same generator, as `co_train.py: main` builds SGRAF(opt) twice.
-  model_b_ = std::make_unique<models::SgrafModel>(model_->config(), dtype_, &model_gen_);
-  model_b_->to(device_);
-  optimizer_b_ = std::make_unique<nn::Adam>(model_b_->parameters(), common_.learning_rate);
-  log_ << "ncr: nets A and B (" << model_b_->parameter_count() << " parameters each), soft margin "
+    : log_(log),
+      ncr_(options),
+      gens_(common.seed),
+      kit_(common, std::move(data), options.dtype),
+      nets_(two_nets(kit_, kit_.model_config(options), gens_.model, common.learning_rate)) {
+  log_ << kit_.describe(nets_[0]) << "\n";
+  log_ << "ncr: nets A and B (" << net(1).parameter_count() << " parameters each), soft margin "
        << (ncr_.soft_margin == SoftMargin::Linear        ? "linear"
            : ncr_.soft_margin == SoftMargin::Exponential ? "exponential"
                                                          : "sin")
@@ -119,40 +125,18 @@ NcrMethod::NcrMethod(const CommonOptions& common, const NcrOptions& options, Pai
 
 std::pair<std::vector<double>, std::vector<double>> NcrMethod::per_sample_losses(int64_t epoch) {
   // `eval_train`: both nets in eval mode, no graph, one shuffled pass (the last partial batch kept).
-  data::BatcherOptions o;
-  o.batch_size = common_.batch_size;
-  o.seed = common_.seed + 1;
-  const data::Batcher loader(*data_.train, o, data_.correspondence.caption_to_row);
-  const size_t n = static_cast<size_t>(data_.train->num_captions());
-  std::vector<double> out[2] = {std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)};
-  model_->eval();
-  model_b_->eval();
-  {
-    NoGradGuard no_grad;
-    // Under mpirun rank r scores batches r, r + W, ... and the ranks' values are summed: each caption's is
-    // non-zero on one rank only, so the sum is that value exactly (eval mode: no draw, no statistic moves), and
-    // every rank fits its mixtures to one process's losses.
-    const std::vector<std::vector<int64_t>> batches = loader.epoch_plan(epoch);
-    for (size_t bi = 0; bi < batches.size(); ++bi) {
-      if (static_cast<int>(bi % static_cast<size_t>(comm_.world_size())) != comm_.rank()) continue;
-      const data::Batch b = batch(batches[bi]);
-      // The batch is ordered by caption length (Batcher::make_batch), not as `captions`.
-      const std::vector<int64_t> order = b.caption_index.to_vector<int64_t>();
-      for (int k = 0; k < 2; ++k) {
-        const Tensor S = net(k)(b.regions, b.captions, b.lengths);
-        const std::vector<double> l =
-            to(to(losses::per_sample_split_loss(S, options_.margin, losses::SplitLoss::Mean), Device::cpu()),
-               DType::Float64)
-                .to_vector<double>();
-        for (size_t i = 0; i < order.size(); ++i) out[k][static_cast<size_t>(order[i])] = l[i];
-      }
+  for (int k = 0; k < 2; ++k) net(k).eval();
+  std::vector<std::vector<double>> out = kit_.per_caption(kit_.loader(1, false), epoch, 2, [&](const data::Batch& b) {
+    std::vector<std::vector<double>> losses_of_nets;
+    for (int k = 0; k < 2; ++k) {
+      const Tensor S = net(k)(b.regions, b.captions, b.lengths);
+      losses_of_nets.push_back(
+          to(to(losses::per_sample_split_loss(S, ncr_.margin, losses::SplitLoss::Mean), Device::cpu()), DType::Float64)
+              .to_vector<double>());
     }
-  }
-  model_->train();
-  model_b_->train();
-  if (comm_.world_size() > 1)
-    for (int k = 0; k < 2; ++k)
-      out[k] = comm_.all_reduce_sum(from_vector(out[k], {static_cast<int64_t>(n)})).to_vector<double>();
+    return losses_of_nets;
+  });
+  for (int k = 0; k < 2; ++k) net(k).train();
   return {std::move(out[0]), std::move(out[1])};
 }
 
@@ -166,7 +150,7 @@ void NcrMethod::build_plans(int64_t epoch) {
     // `co_train.py: main`: warmup(A) then warmup(B), each a pass of its own over the shuffled loader, which stops
     // at a batch of one pair (`warmup`: BatchNorm needs two).
     for (int k = 0; k < 2; ++k) {
-      for (auto& b : all_pairs_->epoch_plan(2 * epoch + k)) {
+      for (auto& b : kit_.all_pairs().epoch_plan(2 * epoch + k)) {
         if (b.size() < 2) break;
         labeled_[k].push_back(std::move(b));
       }
@@ -181,12 +165,8 @@ void NcrMethod::build_plans(int64_t epoch) {
     std::vector<int64_t> clean, noisy;
     for (int64_t j = 0; j < static_cast<int64_t>(split.size()); ++j) (split[j] ? clean : noisy).push_back(j);
     if (clean.empty() || noisy.empty()) continue;  // no labelled batch, or no unlabelled one to draw: no iteration
-    data::BatcherOptions o;
-    o.batch_size = common_.batch_size;
-    o.seed = common_.seed + 2 + 2 * static_cast<uint64_t>(k);
-    const data::Batcher labeled(*data_.train, o, data_.correspondence.caption_to_row, clean);
-    o.seed = common_.seed + 3 + 2 * static_cast<uint64_t>(k);
-    const data::Batcher unlabeled(*data_.train, o, data_.correspondence.caption_to_row, noisy);
+    const data::Batcher labeled = kit_.loader(2 + 2 * static_cast<uint64_t>(k), false, clean);
+    const data::Batcher unlabeled = kit_.loader(3 + 2 * static_cast<uint64_t>(k), false, noisy);
     int64_t cycle = 0;
     std::vector<std::vector<int64_t>> u = unlabeled.epoch_plan(cycle_plan_index(epoch, cycle));
     size_t cursor = 0;
@@ -225,17 +205,17 @@ EpochInfo NcrMethod::epoch_info(int64_t epoch) const {
 EpochInfo NcrMethod::begin_epoch(int64_t epoch) {
   epoch_ = epoch;
   // `adjust_learning_rate(opt, optimizer, epoch)` with the co-training epoch; the warm-up runs at the base rate.
-  optimizer_->set_lr(lr_at(common_.learning_rate, epoch));
-  optimizer_b_->set_lr(lr_at(common_.learning_rate, epoch));
+  const CommonOptions& c = kit_.common();
+  for (SgrafNet& n : nets_) n.set_lr(step_decay_lr(c.learning_rate, epoch, c.warmup_epoch, c.lr_update));
   targets_u_ = Tensor();
   if (!warmup(epoch)) {
     const auto [la, lb] = per_sample_losses(epoch);
     const std::vector<double>* losses[2] = {&la, &lb};
     for (int k = 0; k < 2; ++k) {
-      NcrSplit s = ncr_split(*losses[k], dtype_, ncr_.p_threshold, common_.seed + 2 * static_cast<uint64_t>(epoch) + k);
+      NcrSplit s = ncr_split(*losses[k], kit_.dtype(), ncr_.p_threshold, c.seed + 2 * static_cast<uint64_t>(epoch) + k);
       prob_[k] = std::move(s.probability);
       clean_[k] = std::move(s.clean);
-      quality_[k] = data::split_quality(clean_[k], data_.correspondence.clean);
+      quality_[k] = data::split_quality(clean_[k], kit_.correspondence().clean);
     }
   }
   build_plans(epoch);
@@ -245,30 +225,14 @@ EpochInfo NcrMethod::begin_epoch(int64_t epoch) {
   return epoch_info_;
 }
 
-void NcrMethod::update(int which, const Tensor& loss, int64_t epoch, int64_t step) {
-  nn::Adam& opt = optimizer(which);
-  opt.zero_grad();
-  backward(loss);
-  if (shared_step_) all_reduce_gradients(comm_, net(which).parameters());  // before the clip: the global norm
-  shared_step_ = false;
-  clip_checked_gradients(name(), epoch, step, net(which).parameters(), common_.grad_clip);
-  opt.step();
-}
-
-Tensor NcrMethod::training_scores_of(int which, const data::Batch& b) {
-  shared_step_ = comm_.world_size() > 1 && b.size() >= comm_.world_size();
-  return shared_step_ ? gathered_columns(b, false, &net(which)) : net(which)(b.regions, b.captions, b.lengths);
-}
-
 Tensor NcrMethod::margins(const std::vector<double>& y, int64_t rows, int64_t cols) const {
   std::vector<double> m(y.size());
-  for (size_t i = 0; i < y.size(); ++i) m[i] = ncr_soft_margin(options_.margin, y[i], ncr_.soft_margin);
-  return to(to(from_vector(m, {rows, cols}), dtype_), device_);
+  for (size_t i = 0; i < y.size(); ++i) m[i] = ncr_soft_margin(ncr_.margin, y[i], ncr_.soft_margin);
+  return to(to(from_vector(m, {rows, cols}), kit_.dtype()), kit_.device());
 }
 
 StepResult NcrMethod::train_step(int64_t epoch, int64_t step) {
-  REMATCH_CHECK(epoch == epoch_ && step >= 0 && step < static_cast<int64_t>(steps_.size()), name(), ": step ", step,
-                " of epoch ", epoch, " is outside the epoch in progress (", epoch_, ", ", steps_.size(), " steps)");
+  check_step_in_epoch(name(), epoch, step, epoch_, steps_.size());
   const StepRef ref = steps_[static_cast<size_t>(step)];
   const int x = ref.net, y = 1 - ref.net;
   models::SgrafModel& X = net(x);
@@ -276,13 +240,13 @@ StepResult NcrMethod::train_step(int64_t epoch, int64_t step) {
   if (warmup(epoch)) {
     // `warmup`: model.train(mode="warmup"), Σ_i mean_j C_s + Σ_j mean_i C_im with the constant margin.
     X.train();
-    const data::Batch b = batch(labeled_[x][static_cast<size_t>(ref.index)]);
-    const Tensor S = training_scores_of(x, b);
-    const Tensor loss = sum(losses::per_sample_split_loss(S, options_.margin, losses::SplitLoss::Mean));
+    const data::Batch b = kit_.batch(labeled_[x][static_cast<size_t>(ref.index)]);
+    const Tensor S = kit_.training_scores(X, b);
+    const Tensor loss = sum(losses::per_sample_split_loss(S, ncr_.margin, losses::SplitLoss::Mean));
     r.loss = loss.item<double>();
     r.parts[std::string("warmup_") + net_name(x)] = r.loss;
     check_finite_loss(name(), epoch, step, std::string("warmup_") + net_name(x), r.loss);
-    update(x, loss, epoch, step);
+    kit_.update(nets_[static_cast<size_t>(x)], loss, epoch, step);
     r.pairs = b.size();
     return r;
   }
@@ -290,25 +254,25 @@ StepResult NcrMethod::train_step(int64_t epoch, int64_t step) {
     // The second update of the iteration: the unlabelled batch with the targets its labelled step computed.
     REMATCH_CHECK(targets_u_.defined(), name(), ": step ", step, " of epoch ", epoch,
                   " is an unlabelled update without its labelled step's targets");
-    const data::Batch b = batch(unlabeled_[x][static_cast<size_t>(ref.index)]);
+    const data::Batch b = kit_.batch(unlabeled_[x][static_cast<size_t>(ref.index)]);
     X.train();
-    const Tensor loss = ncr_soft_margin_triplet(training_scores_of(x, b), targets_u_);
+    const Tensor loss = ncr_soft_margin_triplet(kit_.training_scores(X, b), targets_u_);
     targets_u_ = Tensor();
     r.loss = loss.item<double>();
     r.parts[std::string("unlabeled_") + net_name(x)] = r.loss;
     check_finite_loss(name(), epoch, step, std::string("unlabeled_") + net_name(x), r.loss);
-    update(x, loss, epoch, step);
+    kit_.update(nets_[static_cast<size_t>(x)], loss, epoch, step);
     r.pairs = b.size();
     return r;
   }
   // `train`: label rectification with X in eval mode, before any update of the iteration.
-  const data::Batch bl = batch(labeled_[x][static_cast<size_t>(ref.index)]);
+  const data::Batch bl = kit_.batch(labeled_[x][static_cast<size_t>(ref.index)]);
   const int64_t nl = bl.size();
   Tensor targets_l;
   {
     NoGradGuard no_grad;
     X.eval();
-    const std::vector<double> pl = ncr_predict_labels(X(bl.regions, bl.captions, bl.lengths), options_.margin);
+    const std::vector<double> pl = ncr_predict_labels(X(bl.regions, bl.captions, bl.lengths), ncr_.margin);
     // y_ij = w_i·1 + (1 − w_i)·p_j: [B, 1] times a [B] broadcast (`ptl = prob·labels + (1 − prob)·pl`), w the
     // peer's clean probability of the batch's caption i.
     const std::vector<int64_t> order = bl.caption_index.to_vector<int64_t>();
@@ -321,32 +285,32 @@ StepResult NcrMethod::train_step(int64_t epoch, int64_t step) {
     targets_l = margins(yl, nl, nl);
     if (second_half(epoch)) {
       // The unlabelled batch: the mean of both nets' predictions (Y stays in eval mode throughout).
-      const data::Batch bu = batch(unlabeled_[x][static_cast<size_t>(ref.index)]);
+      const data::Batch bu = kit_.batch(unlabeled_[x][static_cast<size_t>(ref.index)]);
       net(y).eval();
-      const std::vector<double> p1 = ncr_predict_labels(X(bu.regions, bu.captions, bu.lengths), options_.margin);
-      const std::vector<double> p2 = ncr_predict_labels(net(y)(bu.regions, bu.captions, bu.lengths), options_.margin);
+      const std::vector<double> p1 = ncr_predict_labels(X(bu.regions, bu.captions, bu.lengths), ncr_.margin);
+      const std::vector<double> p2 = ncr_predict_labels(net(y)(bu.regions, bu.captions, bu.lengths), ncr_.margin);
       std::vector<double> yu(p1.size());
       for (size_t i = 0; i < p1.size(); ++i) yu[i] = (p1[i] + p2[i]) / 2;
       targets_u_ = margins(yu, static_cast<int64_t>(yu.size()), 1);
     }
   }
   X.train();
-  const Tensor loss = ncr_soft_margin_triplet(training_scores_of(x, bl), targets_l);
+  const Tensor loss = ncr_soft_margin_triplet(kit_.training_scores(X, bl), targets_l);
   r.loss = loss.item<double>();
   r.parts[std::string("labeled_") + net_name(x)] = r.loss;
   check_finite_loss(name(), epoch, step, std::string("labeled_") + net_name(x), r.loss);
-  update(x, loss, epoch, step);
+  kit_.update(nets_[static_cast<size_t>(x)], loss, epoch, step);
   r.pairs = nl;
   return r;
 }
 
 EvalResult NcrMethod::validate() {
   // `co_train.py: validate`: rSum of (S_A + S_B)/2 on the dev subset selects the model.
-  const data::PrecompDataset& dev = *data_.dev;
-  const Tensor sa = split_scores(dev);  // sharded under mpirun (docs/distributed.md §4.1, 11)
-  const Tensor sb = split_scores(dev, model_b_.get());
-  model_->train();
-  model_b_->train();
+  const data::PrecompDataset& dev = *kit_.data().dev;
+  const Tensor sa = kit_.split_scores(dev, net(0));  // sharded under mpirun (docs/distributed.md §4.1, 11)
+  const Tensor sb = kit_.split_scores(dev, net(1));
+  net(0).train();
+  net(1).train();
   const int64_t cpi = dev.captions_per_image();
   EvalResult r = eval_result(eval::retrieval_metrics(mul(add(sa, sb), 0.5), cpi), "dev (A and B averaged)");
   for (int k = 0; k < 2; ++k) {
@@ -358,15 +322,15 @@ EvalResult NcrMethod::validate() {
 
 EvalResult NcrMethod::test() {
   // `evaluation.py: evalrank`: the average of A's and B's matrices; A and B alone as well.
-  const data::PrecompDataset& t = *data_.test;
-  const Tensor sa = split_scores(t);  // sharded under mpirun (docs/distributed.md §4.1, 11)
-  const Tensor sb = split_scores(t, model_b_.get());
-  model_->train();
-  model_b_->train();
-  EvalResult r = test_result(mul(add(sa, sb), 0.5), t.captions_per_image(), common_);
+  const data::PrecompDataset& t = *kit_.data().test;
+  const Tensor sa = kit_.split_scores(t, net(0));  // sharded under mpirun (docs/distributed.md §4.1, 11)
+  const Tensor sb = kit_.split_scores(t, net(1));
+  net(0).train();
+  net(1).train();
+  EvalResult r = test_result(mul(add(sa, sb), 0.5), t.captions_per_image(), kit_.common());
   r.table = "A and B averaged (NCR's reported numbers)\n" + r.table;
   for (int k = 0; k < 2; ++k) {
-    const EvalResult one = test_result(k == 0 ? sa : sb, t.captions_per_image(), common_);
+    const EvalResult one = test_result(k == 0 ? sa : sb, t.captions_per_image(), kit_.common());
     for (const auto& [key, v] : one.metrics) r.metrics[key + "_" + net_name(k)] = v;
     r.table += std::string("\nnet ") + net_name(k) + " alone\n" + one.table;
   }
@@ -374,11 +338,13 @@ EvalResult NcrMethod::test() {
 }
 
 void NcrMethod::save_state(TrainingState& s) const {
-  PairsMethod::save_state(s);
+  nets_[0].save(s, "model.", "optim.");
+  put_model_config(s, net(0));
+  gens_.save(s);
+  s.put_int("epoch", epoch_);
   // `rematch eval --checkpoint` scores both nets of this file, averaged (models/sgraf_checkpoint.h).
   s.put_entry("model_prefixes", R"(["model.", "model_B."])");
-  s.put_module("model_B.", *model_b_);
-  s.put_optimizer("optim_B.", *optimizer_b_);
+  nets_[1].save(s, "model_B.", "optim_B.");
   for (int k = 0; k < 2; ++k) {
     const std::string n = net_name(k);
     s.put_tensor("ncr.prob_" + n, from_vector(prob_[k], {static_cast<int64_t>(prob_[k].size())}));
@@ -389,10 +355,11 @@ void NcrMethod::save_state(TrainingState& s) const {
 }
 
 void NcrMethod::load_state(const TrainingState& s) {
-  PairsMethod::load_state(s);
-  s.get_module("model_B.", *model_b_);
-  s.get_optimizer("optim_B.", *optimizer_b_);
-  const size_t n = static_cast<size_t>(data_.train->num_captions());
+  nets_[0].load(s, "model.", "optim.");
+  gens_.load(s);
+  epoch_ = s.get_int("epoch");
+  nets_[1].load(s, "model_B.", "optim_B.");
+  const size_t n = static_cast<size_t>(kit_.train_split().num_captions());
   for (int k = 0; k < 2; ++k) {
     const std::string key = std::string("ncr.prob_") + net_name(k);
     prob_[k] = to(s.get_tensor(key), DType::Float64).to_vector<double>();
@@ -402,9 +369,9 @@ void NcrMethod::load_state(const TrainingState& s) {
     REMATCH_CHECK((prob_[k].empty() && clean_[k].empty()) || (prob_[k].size() == n && clean_[k].size() == n),
                   s.source(), ": '", key, "' and its clean flags have ", prob_[k].size(), " and ", clean_[k].size(),
                   " entries for ", n, " training captions");
-    quality_[k] = clean_[k].empty() ? data::SplitQuality{} : data::split_quality(clean_[k], data_.correspondence.clean);
+    quality_[k] = clean_[k].empty() ? data::SplitQuality{} : data::split_quality(clean_[k], kit_.correspondence().clean);
   }
-  targets_u_ = s.get_int("ncr.has_targets_u") ? to(to(s.get_tensor("ncr.targets_u"), dtype_), device_) : Tensor();
+  targets_u_ = s.get_int("ncr.has_targets_u") ? to(to(s.get_tensor("ncr.targets_u"), kit_.dtype()), kit_.device()) : Tensor();
   if (epoch_ < 0) return;
   REMATCH_CHECK(warmup(epoch_) || !clean_[0].empty(), s.source(), ": co-training epoch ", epoch_,
                 " without a saved split");
@@ -439,7 +406,10 @@ const MethodSpec& ncr_method_spec() {
     s.tables = {&ncr_pairs_flags(), &ncr_flags()};
     s.defaults = ncr_defaults();
     s.check = check_ncr;
-    s.make = make_pairs_method<NcrOptions, NcrMethod>();
+    s.data_parallel = true;
+    s.demo.warmup_epochs = 3;
+    s.demo.split_stat = "clean_precision_A";
+    s.make = make_pairs_method<NcrMethod, NcrOptions>(false);
     return s;
   }();
   return spec;

@@ -24,14 +24,16 @@
 // parameter update. The unlabelled targets are computed in the labelled step, before its update, as the code does,
 // and kept (and checkpointed) for the next step.
 //
-// State: A is "model."/"optim." (PairsMethod's), B "model_B."/"optim_B.", the split "ncr.*".
+// State: A is "model."/"optim.", B "model_B."/"optim_B.", the split "ncr.*".
 #pragma once
 
-#include <memory>
+#include <ostream>
 #include <vector>
 
+#include "train/methods/kit/pairs_kit.h"
+#include "train/methods/method.h"
+#include "train/methods/method_spec.h"
 #include "train/methods/ncr/ncr_options.h"
-#include "train/methods/pairs/pairs_method.h"
 #include "train/mixture/gaussian_mixture.h"
 
 namespace rematch::train {
@@ -62,19 +64,29 @@ struct NcrSplit {
 NcrSplit ncr_split(const std::vector<double>& losses, DType dtype, double threshold, uint64_t seed,
                    const std::vector<int>& initial_labels = {});
 
-class NcrMethod : public PairsMethod {
+class NcrMethod : public Method {
  public:
   // On the loaded data (load_pairs_data); A and B are built in that order from the model generator.
   // options.dtype: float32 for runs, float64 for the golden-step test.
+  // Under mpirun (docs/distributed.md §4.1): each training-mode score matrix by columns of the net that steps
+  // (PairsKit::training_scores), the net's gradients summed before its clip; the co-divide's losses by batches dealt
+  // round-robin and summed; the eval-mode predictions, the mixtures and the validation whole on every rank.
   NcrMethod(const CommonOptions& common, const NcrOptions& options, PairsData data, std::ostream& log);
 
+  std::string name() const override { return kit_.common().method; }
+  int64_t num_epochs() const override { return kit_.common().warmup_epoch + kit_.common().num_epochs; }
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
+  void end_epoch(int64_t epoch) override { (void)epoch; }
+  EpochInfo current_epoch() const override { return epoch_info_; }
   EvalResult validate() override;
   EvalResult test() override;
   void save_state(TrainingState& state) const override;
   void load_state(const TrainingState& state) override;
-  double learning_rate() const override { return optimizer_->lr(); }
+  std::vector<Generator*> generators() override { return {&gens_.model, &gens_.sample}; }
+  // Net A's (both nets follow one schedule).
+  double learning_rate() const override { return nets_[0].lr(); }
+  void write_run_files(const std::string& dir) override { kit_.write_run_files(dir); }
   // `co_train.py: main` saves model_best only in the co-training loop (`best_rsum` starts at 0 there; the warm-up's
   // validation is printed, never saved), so only co-training epochs compete for the tested state.
   bool best_candidate(int64_t epoch) const override { return !warmup(epoch); }
@@ -84,12 +96,10 @@ class NcrMethod : public PairsMethod {
   std::vector<EpochStat> epoch_stats() const override {
     return {{"clean_precision_A", 3, true, true, false}, {"clean_precision_B", 3, true, true, false}};
   }
-  // Under mpirun (docs/distributed.md §4.1): each training-mode score matrix by columns of the net that steps
-  // (PairsMethod::gathered_columns), the net's gradients summed before its clip; the co-divide's losses by batches
-  // dealt round-robin and summed; the eval-mode predictions, the mixtures and the validation whole on every rank.
-  bool trains_data_parallel() const override { return true; }
 
-  models::SgrafModel& net(int which) { return which == 0 ? *model_ : *model_b_; }
+  models::SgrafModel& net(int which) { return nets_[static_cast<size_t>(which)].model(); }
+  const models::SgrafModel& net(int which) const { return nets_[static_cast<size_t>(which)].model(); }
+  const PairsData& data() const { return kit_.data(); }
   // Per-sample mean-hinge losses of every training caption (index = caption) under A (0) and B (1), in eval mode,
   // on the same batches (`eval_train`'s one loader pass).
   std::pair<std::vector<double>, std::vector<double>> per_sample_losses(int64_t epoch);
@@ -104,20 +114,19 @@ class NcrMethod : public PairsMethod {
     int64_t index = 0;
     bool unlabeled = false;
   };
-  bool warmup(int64_t epoch) const { return epoch < common_.warmup_epoch; }
-  bool second_half(int64_t epoch) const { return epoch - common_.warmup_epoch >= common_.num_epochs / 2; }
+  bool warmup(int64_t epoch) const { return epoch < kit_.common().warmup_epoch; }
+  bool second_half(int64_t epoch) const {
+    return epoch - kit_.common().warmup_epoch >= kit_.common().num_epochs / 2;
+  }
   void build_plans(int64_t epoch);
-  nn::Adam& optimizer(int which) { return which == 0 ? *optimizer_ : *optimizer_b_; }
-  void update(int which, const Tensor& loss, int64_t epoch, int64_t step);
   EpochInfo epoch_info(int64_t epoch) const;
   Tensor margins(const std::vector<double>& y, int64_t rows, int64_t cols) const;
-  // Net `which`'s training-mode S of a batch: whole, or under mpirun (a world of W <= B ranks) this rank's columns
-  // gathered; update() then sums that net's gradients over ranks.
-  Tensor training_scores_of(int which, const data::Batch& b);
 
+  std::ostream& log_;
   NcrOptions ncr_;
-  std::unique_ptr<models::SgrafModel> model_b_;
-  std::unique_ptr<nn::Adam> optimizer_b_;
+  PairsGenerators gens_;        // the model stream draws A, then B
+  PairsKit kit_;
+  std::vector<SgrafNet> nets_;  // A and B
   // The split of the epoch in progress: prob_[k], clean_[k] are net k's (A's trains B and B's trains A).
   std::vector<double> prob_[2];
   std::vector<uint8_t> clean_[2];
@@ -126,6 +135,8 @@ class NcrMethod : public PairsMethod {
   std::vector<std::vector<int64_t>> labeled_[2], unlabeled_[2];
   std::vector<StepRef> steps_;
   Tensor targets_u_;  // [B, 1]: the unlabelled targets of the iteration in progress (between its two steps)
+  EpochInfo epoch_info_;
+  int64_t epoch_ = -1;
 };
 
 // The spec of ncr (make_method.cpp registers it).

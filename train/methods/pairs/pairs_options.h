@@ -1,7 +1,7 @@
-// The options of the methods that train an SGR or SAF model on image-caption pairs with one loss per batch
-// (triplet, infonce, rcl: pairs_method.h; L2RM's own are in l2rm_options.h, on top of these): the backbone and
-// the losses, their flag table and the methods' per-preset defaults (docs/methods/triplet.md, infonce.md,
-// rcl.md; sources in docs/presets.md).
+// PairsOptions: the SGR/SAF backbone and the losses every method on image–caption pairs shares (each extends it in
+// its own <method>_options.h) and the table that declares them for a method; and the options, flag table and
+// per-preset defaults of the one-loss methods triplet, infonce and rcl (batch_loss_method.h;
+// docs/methods/triplet.md, infonce.md, rcl.md; sources in docs/presets.md).
 #pragma once
 
 #include <cstdint>

@@ -6,14 +6,14 @@
 #include <sstream>
 
 #include "autograd/autograd.h"
-#include "dist/gather_op.h"
+#include "parallel/gather_op.h"
 #include "models/augment.h"
 #include "train/data/batcher.h"
 #include "train/data/semi_paired.h"
 #include "train/eval/retrieval_metrics.h"
 #include "train/losses/retrieval_losses.h"
 #include "train/methods/data_parallel.h"
-#include "train/methods/pairs/pairs_method.h"
+#include "train/methods/kit/retrieval_result.h"
 #include "train/methods/rcsl/rcsl_losses.h"
 #include "train/methods/rcsl/vse_encoding.h"
 #include "train/methods/rcsl/word_vectors.h"
@@ -56,10 +56,11 @@ const char* stage_name(bool mining) { return mining ? "mining" : "learning"; }
 
 }  // namespace
 
-RcslMethod::RcslMethod(const CommonOptions& common, const RcslOptions& options, PairsData data, std::ostream& log)
+RcslMethod::RcslMethod(const CommonOptions& common, const RcslOptions& options, bool noisy, PairsData data,
+                       std::ostream& log)
     : common_(common),
       options_(options),
-      noisy_(common.method == "rcsl-nc"),
+      noisy_(noisy),
       split_seed_(common.noise_seed >= 0 ? static_cast<uint64_t>(common.noise_seed) : 123),
       warmup_epochs_(noisy_ ? common.warmup_epoch : 0),
       rcm_t_(!options.no_rcm && !options.no_rcm_t),
@@ -69,8 +70,6 @@ RcslMethod::RcslMethod(const CommonOptions& common, const RcslOptions& options, 
       device_(common.device.device()),
       model_gen_(common.seed),
       augment_gen_(stream_seed(common.seed, kAugmentStream)) {
-  REMATCH_CHECK(common_.method == "rcsl" || common_.method == "rcsl-nc", "RcslMethod: --method must be rcsl or "
-                "rcsl-nc, got '", common_.method, "'");
   const data::PrecompDataset& train = *data_.train;
   if (noisy_) {
     correspondence_ = data_.correspondence;
@@ -255,17 +254,17 @@ namespace {
 // the captions through the Bi-GRU and the pooling; each rank's rows of both are gathered with the backward
 // GatherBackward::OwnRows (every rank computes the whole loss), so each rank's parameter gradients are its rows'
 // share, summed over ranks before the clip.
-models::VseEmbeddings embed_view(models::VseModel& model, dist::Communicator& comm, bool shared, const Tensor& images,
+models::VseEmbeddings embed_view(models::VseModel& model, parallel::Communicator& comm, bool shared, const Tensor& images,
                                  const Tensor& image_lengths, const Tensor& ids, const Tensor& lengths) {
   if (!shared) return model.forward(images, image_lengths, ids, lengths);
-  const dist::RowRange mine = batch_share(comm, images.size(0));
+  const parallel::RowRange mine = batch_share(comm, images.size(0));
   const int64_t n = mine.end - mine.begin;
   const Tensor all_images = model.encode_images(images, image_lengths);
   const Tensor words = model.txt_enc().embed_words(ids, lengths);
   const Tensor my_captions =
       model.txt_enc().encode_words(narrow(words, 0, mine.begin, n), contiguous(narrow(lengths, 0, mine.begin, n)));
-  return {dist::all_gather_rows(comm, narrow(all_images, 0, mine.begin, n), dist::GatherBackward::OwnRows),
-          dist::all_gather_rows(comm, my_captions, dist::GatherBackward::OwnRows)};
+  return {parallel::all_gather_rows(comm, narrow(all_images, 0, mine.begin, n), parallel::GatherBackward::OwnRows),
+          parallel::all_gather_rows(comm, my_captions, parallel::GatherBackward::OwnRows)};
 }
 
 }  // namespace
@@ -296,7 +295,7 @@ StepResult RcslMethod::train_step(int64_t epoch, int64_t step) {
     lengths = t.lengths;
   }
   model_->train();
-  dist::Communicator& comm = dist::world();
+  parallel::Communicator& comm = parallel::world();
   const bool shared = comm.world_size() > 1 && batch >= comm.world_size();
   const models::VseEmbeddings view0 =
       embed_view(*model_, comm, shared, to(regions, device_), region_lengths, to(ids, device_), lengths);
@@ -477,14 +476,16 @@ MethodSpec rcsl_spec(bool noisy) {
   s.presets = {"f30k", "coco", "cc152k"};
   s.tables = {&rcsl_flags()};
   s.defaults = rcsl_defaults(noisy);
-  s.require = require_rcsl;
-  s.check = check_rcsl;
+  s.require = [noisy](const TrainConfig& c) { require_rcsl(c, noisy); };
+  s.check = [noisy](const TrainConfig& c) { check_rcsl(c, noisy); };
+  s.data_parallel = true;
   s.make = make_with<RcslOptions, PairsData>(
       [](const CommonOptions& c, const RcslOptions& o, std::ostream& log) {
         return load_pairs_data(c, o.word_vectors.empty(), log);
       },
-      [](const CommonOptions& c, const RcslOptions& o, PairsData data, std::ostream& log) -> std::unique_ptr<Method> {
-        return std::make_unique<RcslMethod>(c, o, std::move(data), log);
+      [noisy](const CommonOptions& c, const RcslOptions& o, PairsData data,
+              std::ostream& log) -> std::unique_ptr<Method> {
+        return std::make_unique<RcslMethod>(c, o, noisy, std::move(data), log);
       });
   return s;
 }

@@ -48,7 +48,7 @@
 #include "nn/nn.h"
 #include "train/data/noise.h"
 #include "train/methods/method.h"
-#include "train/methods/pairs/pairs_data.h"
+#include "train/methods/kit/pairs_data.h"
 #include "train/methods/rcsl/memory_bank.h"
 #include "train/methods/rcsl/rcsl_options.h"
 #include "train/methods/train_config.h"
@@ -57,9 +57,11 @@ namespace rematch::train {
 
 class RcslMethod : public Method {
  public:
-  // Builds the model on the loaded data (load_pairs_data). rcsl or rcsl-nc follows common.method. `log` must
-  // outlive the method.
-  RcslMethod(const CommonOptions& common, const RcslOptions& options, PairsData data, std::ostream& log);
+  // Builds the model on the loaded data (load_pairs_data): rcsl, or with `noisy` rcsl-nc (their specs say which).
+  // `log` must outlive the method. Under mpirun (docs/distributed.md §4): each rank runs its rows of a batch's
+  // captions through the Bi-GRU; the image encoder, the word embeddings, the split, the bank and the losses run
+  // whole on every rank.
+  RcslMethod(const CommonOptions& common, const RcslOptions& options, bool noisy, PairsData data, std::ostream& log);
 
   std::string name() const override { return common_.method; }
   int64_t num_epochs() const override { return common_.num_epochs; }
@@ -72,9 +74,6 @@ class RcslMethod : public Method {
   void save_state(TrainingState& state) const override;
   void load_state(const TrainingState& state) override;
   std::vector<Generator*> generators() override { return {&model_gen_, &augment_gen_}; }
-  // Under mpirun (docs/distributed.md §4): each rank runs its rows of a batch's captions through the Bi-GRU; the
-  // image encoder, the word embeddings, the split, the bank and the losses run whole on every rank.
-  bool trains_data_parallel() const override { return true; }
   double learning_rate() const override { return optimizer_->lr(); }
   // RCSL's final test loads model_mining_best (docs/methods/rcsl.md §3.5): the best dev rSum among the mining
   // epochs only.

@@ -117,9 +117,9 @@ std::vector<Default> rcsl_defaults(bool noisy) {
   return d;
 }
 
-void require_rcsl(const TrainConfig& c) {
+void require_rcsl(const TrainConfig& c, bool noisy) {
   const RcslOptions& o = c.options<RcslOptions>();
-  if (c.method == "rcsl") {
+  if (!noisy) {
     REMATCH_CHECK(o.paired_length >= 0,
                   "--method rcsl needs --paired_length (the number of training images that keep their captions, "
                   "e.g. 500, 1000, 2000 or 5000 as RCSL's train.sh)");
@@ -130,9 +130,8 @@ void require_rcsl(const TrainConfig& c) {
   }
 }
 
-void check_rcsl(const TrainConfig& c) {
+void check_rcsl(const TrainConfig& c, bool noisy) {
   const RcslOptions& o = c.options<RcslOptions>();
-  const bool noisy = c.method == "rcsl-nc";
   REMATCH_CHECK(o.mine_epoch >= 0 && o.mine_epoch <= c.num_epochs, "--mine_epoch must be in [0, num_epochs = ",
                 c.num_epochs, "] (got ", o.mine_epoch, ")");
   if (noisy)

@@ -59,10 +59,10 @@ struct RcslOptions {
 const OptionTable& rcsl_flags();
 // The per-preset defaults of rcsl (`noisy` false) or rcsl-nc (RCSL's train.sh and opts.py).
 std::vector<Default> rcsl_defaults(bool noisy);
-// What rcsl requires (--paired_length, no injected noise, no warm-up), and the checks across flags: rcsl-nc's
-// warm-up inside the learning stage, --mine_epoch within the run, the ablations' combinations that leave a
-// loss. An Error names the flag.
-void require_rcsl(const TrainConfig& config);
-void check_rcsl(const TrainConfig& config);
+// What rcsl requires (--paired_length, no injected noise, no warm-up; nothing for rcsl-nc, `noisy`), and the
+// checks across flags: rcsl-nc's warm-up inside the learning stage, --mine_epoch within the run, the ablations'
+// combinations that leave a loss. An Error names the flag.
+void require_rcsl(const TrainConfig& config, bool noisy);
+void check_rcsl(const TrainConfig& config, bool noisy);
 
 }  // namespace rematch::train

@@ -7,7 +7,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "dist/gather_op.h"
+#include "parallel/gather_op.h"
 #include "train/eval/map_metric.h"
 #include "train/methods/data_parallel.h"
 #include "viz/plots.h"
@@ -234,12 +234,12 @@ StepResult UotrclMethod::train_step(int64_t epoch, int64_t step) {
   // Under mpirun each rank encodes its rows of the batch (no BatchNorm, no dropout: rows are independent) and
   // every rank computes the whole loss from the gathered embeddings and logits, whose backward keeps each rank's
   // rows; the gradients are summed over ranks before the clip. A batch smaller than the world runs whole.
-  dist::Communicator& comm = dist::world();
+  parallel::Communicator& comm = parallel::world();
   const bool shared = comm.world_size() > 1 && b >= comm.world_size();
-  const dist::RowRange mine = shared ? batch_share(comm, b) : dist::RowRange{0, b};
+  const parallel::RowRange mine = shared ? batch_share(comm, b) : parallel::RowRange{0, b};
   const Tensor my_rows = shared ? narrow(rows, 0, mine.begin, mine.end - mine.begin) : rows;
   const auto whole = [&](const Tensor& x) {
-    return shared ? dist::all_gather_rows(comm, x, dist::GatherBackward::OwnRows) : x;
+    return shared ? parallel::all_gather_rows(comm, x, parallel::GatherBackward::OwnRows) : x;
   };
   const Tensor my_z_v = model_->encode_images(index_select(train_images_, 0, my_rows));
   const Tensor my_z_t = model_->encode_texts(index_select(train_texts_, 0, my_rows));
@@ -419,6 +419,9 @@ const MethodSpec& uotrcl_method_spec() {
     s.tables = {&uotrcl_flags()};
     s.defaults = uotrcl_defaults();
     s.check = check_uotrcl;
+    // Under mpirun (docs/distributed.md §4): each rank encodes its share of a batch's rows; the label correction,
+    // the relation plan and the loss run on every rank from the gathered embeddings and logits.
+    s.data_parallel = true;
     s.make = make_with<UotrclOptions, data::LabeledDataset>(
         [](const CommonOptions& c, const UotrclOptions&, std::ostream&) {
           return data::load_labeled(c.data_path, c.valid_len);

@@ -47,9 +47,6 @@ class UotrclMethod : public Method {
   void save_state(TrainingState& state) const override;
   void load_state(const TrainingState& state) override;
   std::vector<Generator*> generators() override { return {&shuffle_gen_}; }
-  // Under mpirun (docs/distributed.md §4): each rank encodes its share of a batch's rows; the label correction,
-  // the relation plan and the loss run on every rank from the gathered embeddings and logits.
-  bool trains_data_parallel() const override { return true; }
   double learning_rate() const override { return optimizer_->lr(); }
   // plots/corrected_labels.png: the confusion matrix of the corrected labels against the clean ones.
   void write_plots(const std::string& dir, int64_t epoch) override;

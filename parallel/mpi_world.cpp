@@ -1,5 +1,5 @@
 #ifdef REMATCH_WITH_MPI
-#include "dist/mpi_world.h"
+#include "parallel/mpi_world.h"
 
 #include <mpi.h>
 
@@ -7,7 +7,7 @@
 
 #include "tensor/error.h"
 
-namespace rematch::dist {
+namespace rematch::parallel {
 
 MpiWorld mpi_start() {
   MpiWorld w;
@@ -34,5 +34,5 @@ void mpi_stop(const MpiWorld& w) {
   if (w.owns_init && !done) MPI_Finalize();
 }
 
-}  // namespace rematch::dist
+}  // namespace rematch::parallel
 #endif

@@ -1,4 +1,4 @@
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 
 #include "tensor/error.h"
 
-namespace rematch::dist {
+namespace rematch::parallel {
 namespace {
 
 // A world of one: collectives return their input.
@@ -197,4 +197,4 @@ RowRange scattered_rows(const Tensor& t, const std::vector<int64_t>& rows_per_ra
 
 std::unique_ptr<Communicator> make_none_communicator() { return std::make_unique<NoneCommunicator>(); }
 
-}  // namespace rematch::dist
+}  // namespace rematch::parallel

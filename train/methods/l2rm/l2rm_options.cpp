@@ -1,4 +1,4 @@
-#include "train/methods/pairs/l2rm_options.h"
+#include "train/methods/l2rm/l2rm_options.h"
 
 #include <algorithm>
 

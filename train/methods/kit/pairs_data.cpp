@@ -1,4 +1,4 @@
-#include "train/methods/pairs/pairs_data.h"
+#include "train/methods/kit/pairs_data.h"
 
 #include <filesystem>
 #include <ostream>

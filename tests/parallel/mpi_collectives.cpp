@@ -1,4 +1,4 @@
-// A backend's collectives across real ranks: run as `mpirun -n N dist_mpi_collectives [mpi|nccl] [cpu|cuda]`
+// A backend's collectives across real ranks: run as `mpirun -n N parallel_mpi_collectives [mpi|nccl] [cpu|cuda]`
 // (default mpi on the CPU; tests/CMakeLists.txt registers N = 3). On a GPU machine `mpi cuda` checks the mpi
 // backend with CUDA tensors (staged through host memory) and `nccl cuda` the nccl backend (one rank per GPU: with
 // one GPU, -n 1). Each rank checks what it received against what every rank must hold and exits 1 on a mismatch
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "autograd/autograd.h"
-#include "dist/communicator.h"
-#include "dist/gather_op.h"
+#include "parallel/communicator.h"
+#include "parallel/gather_op.h"
 #include "tensor/device.h"
 #include "tensor/kernels.h"
 
@@ -32,10 +32,10 @@ Tensor rows_of(int r, int64_t n, int64_t width) {
 }  // namespace
 
 int check_collectives(const std::string& backend, const std::string& device) {
-  dist::Communicator& c = dist::init_world(backend == "nccl" ? dist::Backend::Nccl : dist::Backend::Mpi);
+  parallel::Communicator& c = parallel::init_world(backend == "nccl" ? parallel::Backend::Nccl : parallel::Backend::Mpi);
   const int r = c.rank(), n = c.world_size();
-  // The rank's GPU as rematch train takes it (dist::rank_device: two mpi ranks share a machine's one GPU).
-  const Device dev = device == "cuda" ? dist::rank_device(Device::cuda(), c) : Device::cpu();
+  // The rank's GPU as rematch train takes it (parallel::rank_device: two mpi ranks share a machine's one GPU).
+  const Device dev = device == "cuda" ? parallel::rank_device(Device::cuda(), c) : Device::cpu();
   auto on = [&](const Tensor& t) { return kernels::to_device(t, dev); };  // results are read back by to_vector
   // all_gather: rank order, uneven rows.
   const Tensor g = c.all_gather(on(rows_of(r, r + 1, 3)));
@@ -82,7 +82,7 @@ int check_collectives(const std::string& backend, const std::string& device) {
   // sum_k (k + 1) * sum(G^2) gives every rank's rows the gradient 2 * x * sum_k (k + 1).
   Tensor leaf = on(rows_of(r, r + 1, 2));
   leaf.requires_grad_(true);
-  const Tensor gathered = dist::all_gather_rows(c, leaf);
+  const Tensor gathered = parallel::all_gather_rows(c, leaf);
   expect(gathered.size(0) == int64_t(n) * (n + 1) / 2, "all_gather_rows rows", r);
   backward(rematch::mul(rematch::sum(rematch::mul(gathered, gathered)), double(r + 1)));
   const double weight = double(n) * (n + 1) / 2;
@@ -94,7 +94,7 @@ int check_collectives(const std::string& backend, const std::string& device) {
   // per rank): each rank's rows get 2 * x, not the sum over ranks.
   Tensor same = on(rows_of(r, r + 1, 2));
   same.requires_grad_(true);
-  const Tensor whole = dist::all_gather_rows(c, same, dist::GatherBackward::OwnRows);
+  const Tensor whole = parallel::all_gather_rows(c, same, parallel::GatherBackward::OwnRows);
   backward(rematch::sum(rematch::mul(whole, whole)));
   const std::vector<double> ys = same.to_vector<double>(), gy = same.grad().to_vector<double>();
   bool own_ok = gy.size() == ys.size() && whole.size(0) == int64_t(n) * (n + 1) / 2;
@@ -117,14 +117,14 @@ int main(int argc, char** argv) {
   const std::string backend = argc > 1 ? argv[1] : "mpi", device = argc > 2 ? argv[2] : "cpu";
   if ((backend != "mpi" && backend != "nccl") || (device != "cpu" && device != "cuda") || argc > 3 ||
       (backend == "nccl" && device != "cuda")) {
-    std::fprintf(stderr, "usage: dist_mpi_collectives [mpi|nccl] [cpu|cuda] (nccl: cuda tensors)\n");
+    std::fprintf(stderr, "usage: parallel_mpi_collectives [mpi|nccl] [cpu|cuda] (nccl: cuda tensors)\n");
     return 2;
   }
   try {
     return check_collectives(backend, device);
   } catch (const std::exception& e) {  // a backend or device this build or machine lacks: said, and no rank waits
-    const std::string what = "dist_mpi_collectives " + backend + " " + device + ": " + e.what();
-    if (dist::world().world_size() > 1) dist::world().abort(what, 1);  // the others may sit in a collective
+    const std::string what = "parallel_mpi_collectives " + backend + " " + device + ": " + e.what();
+    if (parallel::world().world_size() > 1) parallel::world().abort(what, 1);  // the others may sit in a collective
     std::fprintf(stderr, "%s\n", what.c_str());
     return 1;
   }

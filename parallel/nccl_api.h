@@ -1,4 +1,4 @@
-// NCCL, loaded when the nccl backend first starts (dist/nccl_communicator.cpp), as tensor/cuda/cublas_api.h loads
+// NCCL, loaded when the nccl backend first starts (parallel/nccl_communicator.cpp), as tensor/cuda/cublas_api.h loads
 // cuBLAS: the program is not linked against libnccl (over 200 MB), so no command pays its load at start-up, and
 // a CUDA build runs where NCCL is absent as long as no nccl backend is asked for. nccl() opens libnccl.so.<major>
 // with dlopen on first use and resolves only the functions rematch calls, with the signatures of nccl.h (decltype
@@ -12,7 +12,7 @@
 #ifdef REMATCH_WITH_NCCL
 #include <nccl.h>
 
-namespace rematch::dist {
+namespace rematch::parallel {
 
 struct NcclApi {
   decltype(&ncclGetUniqueId) get_unique_id;
@@ -32,5 +32,5 @@ const NcclApi& nccl();
 // Whether NCCL has been loaded by nccl() in this process (never loads it).
 bool nccl_loaded();
 
-}  // namespace rematch::dist
+}  // namespace rematch::parallel
 #endif  // REMATCH_WITH_NCCL

@@ -17,28 +17,43 @@
 // --cost_function cosine, --rematch_loss kl | soft_infonce (l2rm_options.h).
 #pragma once
 
-#include "train/methods/pairs/l2rm_options.h"
-#include "train/methods/pairs/pairs_method.h"
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <vector>
+
 #include "models/cost_net.h"
+#include "train/methods/kit/pairs_kit.h"
+#include "train/methods/l2rm/l2rm_options.h"
+#include "train/methods/method.h"
+#include "train/methods/method_spec.h"
 #include "train/mixture/beta_mixture.h"
 
 namespace rematch::train {
 
-class L2rmMethod : public PairsMethod {
+class L2rmMethod : public Method {
  public:
   // On the loaded data (load_pairs_data), with `options` resolved (resolve_defaults: --mask_positives on or off).
-  // options.dtype: as PairsMethod's (float64 for the golden-step test); the cost net and the image queue follow it.
+  // options.dtype: the retrieval net's, the cost net's and the image queue's (float64 for the golden-step test).
+  // Under mpirun (docs/distributed.md §4): the per-sample losses split by batches among the ranks and summed, the
+  // clean and noisy batches' score matrices by columns (PairsKit::training_scores), the OT plan and the cost net's
+  // step on every rank from the same gathered values.
   L2rmMethod(const CommonOptions& common, const L2rmOptions& options, PairsData data, std::ostream& log);
 
+  std::string name() const override { return kit_.common().method; }
+  int64_t num_epochs() const override { return kit_.common().warmup_epoch + kit_.common().num_epochs; }
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
+  void end_epoch(int64_t epoch) override { (void)epoch; }
+  EpochInfo current_epoch() const override { return epoch_info_; }
+  EvalResult validate() override { return kit_.validate(net_.model()); }
+  EvalResult test() override { return kit_.test(net_.model()); }
   void save_state(TrainingState& state) const override;
   void load_state(const TrainingState& state) override;
+  std::vector<Generator*> generators() override { return {&gens_.model, &gens_.sample}; }
+  double learning_rate() const override { return net_.lr(); }
+  void write_run_files(const std::string& dir) override { kit_.write_run_files(dir); }
   void write_plots(const std::string& dir, int64_t epoch) override;
-  // Under mpirun (docs/distributed.md §4): the per-sample losses split by batches among the ranks and summed,
-  // the clean and noisy batches' score matrices by columns (PairsMethod::training_scores), the OT plan and the
-  // cost net's step on every rank from the same gathered values.
-  bool trains_data_parallel() const override { return true; }
   std::string results_notes() const override;
   // The split's clean-set precision against the injected noise: on the epoch line and plotted.
   std::vector<EpochStat> epoch_stats() const override { return {{"clean_precision", 3, true, true, false}}; }
@@ -58,26 +73,36 @@ class L2rmMethod : public PairsMethod {
   // marginals 1/B and mass 1; both masked by --mask_positives, with ε = --reg and L2RM's stopping rule.
   Tensor rematch_plan(const Tensor& S);
   models::CostNet& cost_net() { return *cost_net_; }
+  models::SgrafModel& model() { return net_.model(); }
+  const PairsData& data() const { return kit_.data(); }
 
  private:
-  bool warmup(int64_t epoch) const { return epoch < common_.warmup_epoch; }
+  bool warmup(int64_t epoch) const { return epoch < kit_.common().warmup_epoch; }
   void build_loaders(int64_t epoch);
   std::vector<int64_t> next_noisy_batch();
   double cost_update(const data::Batch& clean, const data::Batch& noisy);
+  StepResult warmup_step(int64_t epoch, int64_t step);
 
+  std::ostream& log_;
   L2rmOptions l2rm_;
-  bool mask_positives_;  // --mask_positives, resolved
+  bool mask_positives_;        // --mask_positives, resolved
+  PairsGenerators gens_;       // the sample stream: the image queue's first images, the reconstructed pairs
+  PairsKit kit_;
+  SgrafNet net_;               // the retrieval net
   std::unique_ptr<models::CostNet> cost_net_;
   std::unique_ptr<nn::Adam> cost_optimizer_;
   Tensor queue_;                        // [B, R, D] on the run's device: the previous noisy batch's images
   std::vector<uint8_t> clean_;          // per training caption, the split of the epoch in progress
   std::unique_ptr<data::Batcher> clean_loader_, noisy_loader_;
+  std::vector<std::vector<int64_t>> plan_;  // the epoch's batches: all pairs in warm-up, else the clean loader's
   std::vector<std::vector<int64_t>> noisy_plan_;
   int64_t noisy_cycle_ = 0, noisy_cursor_ = 0;
   // For plots and results.md: the last split's mixture and quality, the last plan.
   mixture::BetaMixtureResult mixture_;
   data::SplitQuality quality_;
   Tensor last_plan_;
+  EpochInfo epoch_info_;
+  int64_t epoch_ = -1;
 };
 
 // The spec of l2rm (make_method.cpp registers it).

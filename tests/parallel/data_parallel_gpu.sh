@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Data-parallel training on the GPU machine (issue 25 point 5; tools/gpu_check.sh's dist stage runs it there,
-# with mpirun from tools/mpi_bundle.sh): the GPU twin of tests/dist/data_parallel_training.sh, which CI runs on
+# with mpirun from tools/mpi_bundle.sh): the GPU twin of tests/parallel/data_parallel_training.sh, which CI runs on
 # the CPU. Not registered with ctest (CI has no GPU).
 #
 # Usage: data_parallel_gpu.sh REMATCH COLLECTIVES MPIRUN WORKDIR JSON
 #   REMATCH      the rematch program (built with the MPI and NCCL backends)
-#   COLLECTIVES  tests/dist_mpi_collectives of the same build (tests/dist/mpi_collectives.cpp)
+#   COLLECTIVES  tests/parallel_mpi_collectives of the same build (tests/parallel/mpi_collectives.cpp)
 #   MPIRUN       Open MPI's mpirun (called with --allow-run-as-root --oversubscribe)
 #   WORKDIR      emptied, then the runs' folders and logs (<case>.log)
 #   JSON         the result: every case with its verdict, max relative difference and tolerance
@@ -134,7 +134,7 @@ PYEOF
 }
 
 # nccl_pair: two nccl ranks. On a machine with 2 or more GPUs, the collectives on 2 ranks (NCCL between GPUs);
-# on one GPU, the refusal the nccl backend gives when two ranks would share it (dist::ranks_sharing_a_gpu),
+# on one GPU, the refusal the nccl backend gives when two ranks would share it (parallel::ranks_sharing_a_gpu),
 # within the run's time limit, naming both ranks.
 nccl_pair() {
   local gpus t0=$SECONDS log="$W/collectives_nccl_2_ranks.log" rc

@@ -11,7 +11,7 @@
 #     resumed on 1 process ends as the uninterrupted one-process run.
 #  3. SIGKILL of rank 1: mpirun ends the other rank within 10 s, naming the rank; the run resumed on 2 ranks from
 #     its last checkpoint ends as the one-process run.
-# (Every method now trains data-parallel: the refusal of one that has not opted in, Method::trains_data_parallel,
+# (Every method now trains data-parallel: the refusal of one whose spec does not opt in, MethodSpec::data_parallel,
 # has no method left to run it; it was checked with ncr before ncr opted in.)
 # TOL: the reduction order alone moves these numbers as much as the ranks do. One process against itself with
 # another OpenBLAS kernel family (OPENBLAS_CORETYPE=Prescott against the default Haswell/Zen kernels, everything
@@ -158,7 +158,7 @@ compare one_rcsl/metrics.jsonl ranks_rcsl/metrics.jsonl "rcsl, 2 ranks against 1
 
 # DECL (SAF): the warm-up, then the evidential split on values the ranks share by batches (each caption's on one
 # rank, summed: one process's split on every rank) and a main epoch on each rank's columns of the raw
-# similarities (ColumnShare::decl_logits). One process against itself with OPENBLAS_CORETYPE=Prescott: up to 8.1e-6
+# similarities (ColumnShare::logits). One process against itself with OPENBLAS_CORETYPE=Prescott: up to 8.1e-6
 # (the clean pairs' mean uncertainty, from exp(tanh(s)/τ) of the split); 2 ranks against 1 process: 9.6e-6, under
 # Haswell, Prescott and SkylakeX (both sides) at most 1.9e-5 (SGR by hand: 3.2e-6). Tolerance 2e-4.
 a="train --method decl --module_name SAF --warmup_epoch 1 --num_epochs 1 --noise_ratio 0.2 --data_path d2 $model --batch_size 8"

@@ -1,4 +1,4 @@
-#include "train/methods/pairs/l2rm_method.h"
+#include "train/methods/l2rm/l2rm_method.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,81 +30,67 @@ bool positives_masked(const L2rmOptions& o) {
 }  // namespace
 
 L2rmMethod::L2rmMethod(const CommonOptions& common, const L2rmOptions& options, PairsData data, std::ostream& log)
-    : PairsMethod(common, options, std::move(data), log), l2rm_(options), mask_positives_(positives_masked(options)) {
-  REMATCH_CHECK(common_.method == "l2rm", "L2rmMethod: method is '", common_.method, "'");
+    : log_(log),
+      l2rm_(options),
+      mask_positives_(positives_masked(options)),
+      gens_(common.seed),
+      kit_(common, std::move(data), options.dtype),
+      net_(kit_.new_net(kit_.model_config(options), gens_.model, NetOptimizer{common.learning_rate, {}})) {
+  log << kit_.describe(net_) << "\n";
   // f_c's width is the number of captions of a batch (§1.4): the batch size is baked into it.
-  cost_net_ = std::make_unique<models::CostNet>(common_.batch_size, dtype_);
-  cost_net_->to(device_);
+  const int64_t B = common.batch_size;
+  cost_net_ = std::make_unique<models::CostNet>(B, kit_.dtype());
+  cost_net_->to(kit_.device());
   cost_optimizer_ = std::make_unique<nn::Adam>(cost_net_->parameters(), l2rm_.cost_lr);
-  REMATCH_CHECK(data_.train->num_images() >= common_.batch_size, "l2rm: the image queue needs --batch_size (",
-                common_.batch_size, ") training images, the data set has ", data_.train->num_images());
+  const data::PrecompDataset& train = kit_.train_split();
+  REMATCH_CHECK(train.num_images() >= B, "l2rm: the image queue needs --batch_size (", B,
+                ") training images, the data set has ", train.num_images());
   // The queue starts as batch_size random training images (§1.4).
-  const Tensor rows = randperm(data_.train->num_images(), Device::cpu(), &sample_gen_);
+  const Tensor rows = randperm(train.num_images(), Device::cpu(), &gens_.sample);
   std::vector<int64_t> first = rows.to_vector<int64_t>();
-  first.resize(static_cast<size_t>(common_.batch_size));
-  queue_ = to(to(data_.train->images(first), dtype_), device_);
-  log_ << "l2rm: positives mask " << (mask_positives_ ? "on" : "off") << ", ε = " << l2rm_.reg << ", ρ = " << l2rm_.rho
-       << ", dummy costs " << (l2rm_.dummy_costs == ot::DummyCost::L2RM ? "l2rm" : "shifted") << "\n";
+  first.resize(static_cast<size_t>(B));
+  queue_ = to(to(train.images(first), kit_.dtype()), kit_.device());
+  log << "l2rm: positives mask " << (mask_positives_ ? "on" : "off") << ", ε = " << l2rm_.reg << ", ρ = " << l2rm_.rho
+      << ", dummy costs " << (l2rm_.dummy_costs == ot::DummyCost::L2RM ? "l2rm" : "shifted") << "\n";
 }
 
 std::vector<double> L2rmMethod::per_sample_losses(int64_t epoch) {
   // Eval mode, no graph, shuffled batches with the last partial batch kept (§1.3).
-  data::BatcherOptions o;
-  o.batch_size = common_.batch_size;
-  o.seed = common_.seed + 1;
-  const data::Batcher loader(*data_.train, o, data_.correspondence.caption_to_row);
-  const losses::SplitLoss kind = l2rm_.split_loss;
-  std::vector<double> out(static_cast<size_t>(data_.train->num_captions()), 0.0);
-  model_->eval();
-  NoGradGuard no_grad;
-  // Under mpirun rank r scores batches r, r + W, ... and the ranks' values are summed: each caption's is
-  // non-zero on one rank only, so the sum is that value exactly (eval mode: no draw, no statistic moves).
-  const std::vector<std::vector<int64_t>> batches = loader.epoch_plan(epoch);
-  for (size_t i = 0; i < batches.size(); ++i) {
-    if (static_cast<int>(i % static_cast<size_t>(comm_.world_size())) != comm_.rank()) continue;
-    const data::Batch b = batch(batches[i]);
-    const std::vector<double> l =
-        to(losses::per_sample_split_loss(scores(b), options_.margin, kind), DType::Float64).to_vector<double>();
-    // The batch is ordered by caption length (Batcher::make_batch), not as `captions`.
-    const std::vector<int64_t> order = b.caption_index.to_vector<int64_t>();
-    for (size_t i = 0; i < order.size(); ++i) out[static_cast<size_t>(order[i])] = l[i];
-  }
-  model_->train();
-  if (comm_.world_size() > 1)
-    out = comm_.all_reduce_sum(from_vector(out, {static_cast<int64_t>(out.size())})).to_vector<double>();
-  return out;
+  models::SgrafModel& m = net_.model();
+  m.eval();
+  const std::vector<std::vector<double>> l = kit_.per_caption(kit_.loader(1, false), epoch, 1, [&](const data::Batch& b) {
+    const Tensor losses = losses::per_sample_split_loss(m(b.regions, b.captions, b.lengths), l2rm_.margin, l2rm_.split_loss);
+    return std::vector<std::vector<double>>{to(losses, DType::Float64).to_vector<double>()};
+  });
+  m.train();
+  return l.front();
 }
 
 void L2rmMethod::build_loaders(int64_t epoch) {
   std::vector<int64_t> clean, noisy;
   for (int64_t j = 0; j < static_cast<int64_t>(clean_.size()); ++j) (clean_[j] ? clean : noisy).push_back(j);
-  data::BatcherOptions o;
-  o.batch_size = common_.batch_size;
-  o.drop_last = true;
-  o.seed = common_.seed + 2;
-  clean_loader_ = std::make_unique<data::Batcher>(*data_.train, o, data_.correspondence.caption_to_row, clean);
-  o.seed = common_.seed + 3;
-  noisy_loader_ = std::make_unique<data::Batcher>(*data_.train, o, data_.correspondence.caption_to_row, noisy);
+  clean_loader_ = std::make_unique<data::Batcher>(kit_.loader(2, true, clean));
+  noisy_loader_ = std::make_unique<data::Batcher>(kit_.loader(3, true, noisy));
   plan_ = clean_loader_->epoch_plan(epoch);
   noisy_plan_ = noisy_loader_->num_batches() > 0 ? noisy_loader_->epoch_plan(noisy_plan_index(epoch, noisy_cycle_))
                                                  : std::vector<std::vector<int64_t>>{};
 }
 
 EpochInfo L2rmMethod::begin_epoch(int64_t epoch) {
-  if (warmup(epoch)) {
-    EpochInfo info = PairsMethod::begin_epoch(epoch);
-    info.phase = "warmup";
-    clean_.clear();
-    epoch_info_ = info;
-    return info;
-  }
+  const CommonOptions& c = kit_.common();
   epoch_ = epoch;
-  optimizer_->set_lr(lr_at(common_.learning_rate, epoch));
-  cost_optimizer_->set_lr(lr_at(l2rm_.cost_lr, epoch));
+  net_.set_lr(step_decay_lr(c.learning_rate, epoch, c.warmup_epoch, c.lr_update));
+  if (warmup(epoch)) {
+    plan_ = kit_.all_pairs_plan(epoch);
+    clean_.clear();
+    epoch_info_ = EpochInfo{"warmup", static_cast<int64_t>(plan_.size()), {}};
+    return epoch_info_;
+  }
+  cost_optimizer_->set_lr(step_decay_lr(l2rm_.cost_lr, epoch, c.warmup_epoch, c.lr_update));
   // (1) the split of the whole training set by the Beta mixture over the per-sample losses (§1.3).
-  mixture_ = mixture::fit_beta_mixture(per_sample_losses(epoch), common_.seed + static_cast<uint64_t>(epoch));
+  mixture_ = mixture::fit_beta_mixture(per_sample_losses(epoch), c.seed + static_cast<uint64_t>(epoch));
   clean_ = mixture_.clean;
-  quality_ = data::split_quality(clean_, data_.correspondence.clean);
+  quality_ = data::split_quality(clean_, kit_.correspondence().clean);
   noisy_cycle_ = 0;
   noisy_cursor_ = 0;
   build_loaders(epoch);
@@ -116,11 +102,10 @@ EpochInfo L2rmMethod::begin_epoch(int64_t epoch) {
                            {"clean_recall", quality_.clean_recall},
                            {"split_accuracy", quality_.accuracy}}};
   if (noisy_plan_.empty())
-    log_ << "l2rm: epoch " << epoch << ": fewer than " << common_.batch_size
+    log_ << "l2rm: epoch " << epoch << ": fewer than " << c.batch_size
          << " pairs were split off as mismatched; the rematch loss is skipped this epoch\n";
   return epoch_info_;
 }
-
 std::vector<int64_t> L2rmMethod::next_noisy_batch() {
   if (noisy_cursor_ == static_cast<int64_t>(noisy_plan_.size())) {
     ++noisy_cycle_;
@@ -133,10 +118,10 @@ std::vector<int64_t> L2rmMethod::next_noisy_batch() {
 double L2rmMethod::cost_update(const data::Batch& clean, const data::Batch& noisy) {
   // Reconstructed pairs (§1.4): k ~ U{1..max_reserved} clean images J go into queue slots Q of a copy of the
   // queue; π^sup[Q_t, J_t] = 1.
-  const int64_t B = common_.batch_size;
-  const int64_t k = 1 + randint(0, l2rm_.max_reserved, {1}, DType::Int64, Device::cpu(), &sample_gen_).item<int64_t>();
-  const std::vector<int64_t> J = randperm(B, Device::cpu(), &sample_gen_).to_vector<int64_t>();
-  const std::vector<int64_t> Q = randperm(B, Device::cpu(), &sample_gen_).to_vector<int64_t>();
+  const int64_t B = kit_.common().batch_size;
+  const int64_t k = 1 + randint(0, l2rm_.max_reserved, {1}, DType::Int64, Device::cpu(), &gens_.sample).item<int64_t>();
+  const std::vector<int64_t> J = randperm(B, Device::cpu(), &gens_.sample).to_vector<int64_t>();
+  const std::vector<int64_t> Q = randperm(B, Device::cpu(), &gens_.sample).to_vector<int64_t>();
   // keys: the queue with slot Q_t holding clean image J_t (t < k), one gather from [queue; clean images] on
   // the device the queue lives on.
   std::vector<int64_t> source(static_cast<size_t>(B));
@@ -148,16 +133,17 @@ double L2rmMethod::cost_update(const data::Batch& clean, const data::Batch& nois
     sup_data[Q[t] * B + J[t]] = 1.0f;
   }
   const Tensor keys =
-      kernels::index_select(kernels::cat({queue_, clean.regions}, 0), 0, from_vector(source, {B}, device_));
+      kernels::index_select(kernels::cat({queue_, clean.regions}, 0), 0, from_vector(source, {B}, kit_.device()));
   Tensor key_scores;
   {
-    model_->eval();
+    models::SgrafModel& m = net_.model();
+    m.eval();
     NoGradGuard no_grad;
-    key_scores = (*model_)(keys, clean.captions, clean.lengths);
-    model_->train();
+    key_scores = m(keys, clean.captions, clean.lengths);
+    m.train();
   }
   // L_OT = Σ π^sup ⊙ f_c(S^key), one Adam step on f_c only.
-  const Tensor loss = sum(to(to(sup, dtype_), device_) * cost_net_->forward(key_scores));
+  const Tensor loss = sum(to(to(sup, kit_.dtype()), kit_.device()) * cost_net_->forward(key_scores));
   const double value = loss.item<double>();
   check_finite_loss(name(), epoch_, -1, "cost", value);
   cost_optimizer_->zero_grad();
@@ -185,49 +171,49 @@ Tensor L2rmMethod::rematch_plan(const Tensor& S) {
   o.tol = l2rm_.ot_tol;
   o.stop = ot::StopRule::PotentialChange;
   // The reference solves in float64 on the CPU; on a GPU the fused float32 kernel with the shifted dummies.
-  if (device_.is_cpu()) C = to(C, DType::Float64);
+  if (kit_.device().is_cpu()) C = to(C, DType::Float64);
   if (mask_positives_) o.mask = logical_not(to(eye(B, B, DType::Float32, C.device()), DType::Bool));
   ot::DummyOptions d;
   d.costs = l2rm_.dummy_costs;
   const ot::SinkhornResult r = l2rm_.rematch_ot == RematchOt::Full
                                     ? ot::sinkhorn(C, Tensor(), Tensor(), o)
                                     : ot::partial_sinkhorn(C, Tensor(), Tensor(), l2rm_.rho, o, d);
-  return to(to(r.plan, S.dtype()), device_);
+  return to(to(r.plan, S.dtype()), kit_.device());
+}
+
+StepResult L2rmMethod::warmup_step(int64_t epoch, int64_t step) {
+  // §1.2: 0.5·(InfoNCE + RCE) on all pairs.
+  net_.model().train();
+  const data::Batch b = kit_.batch(plan_[static_cast<size_t>(step)]);
+  const Tensor loss = losses::l2rm_warmup_loss(kit_.training_scores(net_.model(), b), l2rm_.tau, l2rm_.rce_label);
+  StepResult r;
+  r.loss = loss.item<double>();
+  r.parts["warmup"] = r.loss;
+  check_finite_loss(name(), epoch, step, "warmup", r.loss);
+  kit_.update(net_, loss, epoch, step);
+  r.pairs = b.size();
+  return r;
 }
 
 StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
-  if (warmup(epoch)) {
-    // §1.2: 0.5·(InfoNCE + RCE) on all pairs.
-    REMATCH_CHECK(epoch == epoch_ && step >= 0 && step < static_cast<int64_t>(plan_.size()), name(), ": step ",
-                  step, " of epoch ", epoch, " is outside the epoch in progress");
-    model_->train();
-    const data::Batch b = batch(plan_[static_cast<size_t>(step)]);
-    const Tensor loss = losses::l2rm_warmup_loss(training_scores(b), options_.tau, l2rm_.rce_label);
-    StepResult r;
-    r.loss = loss.item<double>();
-    r.parts["warmup"] = r.loss;
-    check_finite_loss(name(), epoch, step, "warmup", r.loss);
-    optimizer_step(loss, epoch, step);
-    r.pairs = b.size();
-    return r;
-  }
-  REMATCH_CHECK(epoch == epoch_ && step >= 0 && step < static_cast<int64_t>(plan_.size()), name(), ": step ", step,
-                " of epoch ", epoch, " is outside the epoch in progress (", epoch_, ", ", plan_.size(), " steps)");
-  const data::Batch clean = batch(plan_[static_cast<size_t>(step)]);
+  check_step_in_epoch(name(), epoch, step, epoch_, plan_.size());
+  if (warmup(epoch)) return warmup_step(epoch, step);
+  const data::Batch clean = kit_.batch(plan_[static_cast<size_t>(step)]);
   StepResult r;
   std::optional<data::Batch> noisy;
   if (!noisy_plan_.empty()) {
-    noisy = batch(next_noisy_batch());
+    noisy = kit_.batch(next_noisy_batch());
     // (a) the cost function learns from reconstructed pairs, before the rematch; --cost_function cosine has
-    // no learnable cost, so nothing to update (the draws it would take come from sample_gen_ alone).
+    // no learnable cost, so nothing to update (the draws it would take come from the sample stream alone).
     if (l2rm_.cost_function != CostFunction::Cosine) r.parts["cost"] = cost_update(clean, *noisy);
   }
   // In main_L2RM.py's train() order: net.train(), the clean batch's forward, then the noisy batch's. The order
   // matters beyond the sum: each training-mode forward updates VisualSA's BatchNorm statistics (and draws dropout).
-  model_->train();
+  models::SgrafModel& m = net_.model();
+  m.train();
   // (b) the clean batch's summed hardest-negative triplet (§1.7).
   // Under mpirun both batches hold --batch_size pairs (drop_last), so both are shared or neither is.
-  const Tensor l_trip = nn::hardest_negative_triplet(training_scores(clean), options_.margin, true);
+  const Tensor l_trip = nn::hardest_negative_triplet(kit_.training_scores(m, clean), l2rm_.margin, true);
   r.parts["trip"] = l_trip.item<double>();
   check_finite_loss(name(), epoch, step, "trip", r.parts["trip"]);
   Tensor loss = l_trip;
@@ -235,21 +221,24 @@ StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
   if (noisy) {
     // (c) rematch the noisy batch: plan by masked partial OT, symmetric KL to the model's softmax; L = L_trip +
     // L_re (§1.5-1.7).
-    const Tensor S_noisy = training_scores(*noisy);
+    const Tensor S_noisy = kit_.training_scores(m, *noisy);
     last_plan_ = rematch_plan(S_noisy);
-    const Tensor l_re = losses::rematch_kl_loss(S_noisy, last_plan_, options_.tau, l2rm_.rematch_loss);
+    const Tensor l_re = losses::rematch_kl_loss(S_noisy, last_plan_, l2rm_.tau, l2rm_.rematch_loss);
     r.parts["rematch"] = l_re.item<double>();
     check_finite_loss(name(), epoch, step, "rematch", r.parts["rematch"]);
     loss = loss + l_re;
     r.pairs += noisy->size();
   }
   r.loss = loss.item<double>();
-  optimizer_step(loss, epoch, step);
+  kit_.update(net_, loss, epoch, step);
   return r;
 }
 
 void L2rmMethod::save_state(TrainingState& s) const {
-  PairsMethod::save_state(s);
+  net_.save(s, "model.", "optim.");
+  put_model_config(s, net_.model());
+  gens_.save(s);
+  s.put_int("epoch", epoch_);
   s.put_module("cost_net.", *cost_net_);
   s.put_optimizer("cost_optim.", *cost_optimizer_);
   s.put_tensor("l2rm.queue", queue_);
@@ -260,25 +249,29 @@ void L2rmMethod::save_state(TrainingState& s) const {
 }
 
 void L2rmMethod::load_state(const TrainingState& s) {
-  PairsMethod::load_state(s);
+  net_.load(s, "model.", "optim.");
+  gens_.load(s);
+  epoch_ = s.get_int("epoch");
   s.get_module("cost_net.", *cost_net_);
   s.get_optimizer("cost_optim.", *cost_optimizer_);
   // Sizes and positions are checked against this run: a damaged checkpoint must not index past the data.
   const Tensor queue = s.get_tensor("l2rm.queue");
   REMATCH_CHECK(queue.sizes() == queue_.sizes() && queue.dtype() == queue_.dtype(), s.source(), ": 'l2rm.queue' is ",
                 queue.describe(), ", this run's image queue is ", queue_.describe());
-  queue_ = to(queue, device_);
+  queue_ = to(queue, kit_.device());
   const std::vector<int64_t> clean = s.get_int_vector("l2rm.clean");
   clean_.assign(clean.begin(), clean.end());
   noisy_cycle_ = s.get_int("l2rm.noisy_cycle");
   noisy_cursor_ = s.get_int("l2rm.noisy_cursor");
   if (epoch_ < 0) return;
   if (warmup(epoch_)) {
-    epoch_info_.phase = "warmup";
+    plan_ = kit_.all_pairs_plan(epoch_);
+    epoch_info_ = EpochInfo{"warmup", static_cast<int64_t>(plan_.size()), {}};
     return;
   }
-  REMATCH_CHECK(clean_.size() == data_.correspondence.clean.size(), s.source(), ": 'l2rm.clean' has ", clean_.size(),
-                " entries for ", data_.correspondence.clean.size(), " training captions");
+  const std::vector<uint8_t>& truth = kit_.correspondence().clean;
+  REMATCH_CHECK(clean_.size() == truth.size(), s.source(), ": 'l2rm.clean' has ", clean_.size(), " entries for ",
+                truth.size(), " training captions");
   build_loaders(epoch_);  // the noisy plan of the saved cycle, the clean plan of the epoch
   REMATCH_CHECK(noisy_cursor_ >= 0 && noisy_cursor_ <= static_cast<int64_t>(noisy_plan_.size()), s.source(),
                 ": 'l2rm.noisy_cursor' is ", noisy_cursor_, ", outside the ", noisy_plan_.size(),
@@ -286,7 +279,7 @@ void L2rmMethod::load_state(const TrainingState& s) {
   epoch_info_ = EpochInfo{"main", static_cast<int64_t>(plan_.size()), {}};
   for (const auto& [key, value] : s.entries())
     if (key.rfind("l2rm.stat.", 0) == 0) epoch_info_.stats[key.substr(10)] = s.get_double(key);
-  quality_ = data::split_quality(clean_, data_.correspondence.clean);
+  quality_ = data::split_quality(clean_, truth);
 }
 
 // The Beta mixture's split of begin_epoch (docs/methods/l2rm.md §1.3): kept = 1 for the clean set.
@@ -359,7 +352,11 @@ const MethodSpec& l2rm_method_spec() {
     s.tables = {&l2rm_pairs_flags(), &l2rm_flags()};
     s.defaults = l2rm_defaults();
     s.check = check_l2rm;
-    s.make = make_pairs_method<L2rmOptions, L2rmMethod>();
+    s.data_parallel = true;
+    s.demo.warmup_epochs = 5;
+    s.demo.split_stat = "clean_precision";
+    s.demo.report = true;
+    s.make = make_pairs_method<L2rmMethod, L2rmOptions>(false);
     return s;
   }();
   return spec;

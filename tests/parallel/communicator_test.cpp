@@ -1,6 +1,6 @@
-// dist/communicator.h in one process: how rows are shared out, the world of one, and the backend choice
+// parallel/communicator.h in one process: how rows are shared out, the world of one, and the backend choice
 // with its errors (an mpirun world is imitated through the environment variable mpirun sets).
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 
 #include <gtest/gtest.h>
 
@@ -9,14 +9,14 @@
 #include <iterator>
 #include <string>
 
-#include "dist/nccl_api.h"
+#include "parallel/nccl_api.h"
 #include "test_util.h"
 
-namespace rematch::dist {
+namespace rematch::parallel {
 namespace {
 
 #ifdef REMATCH_WITH_NCCL
-// A build with NCCL does not load it at start-up (dist/nccl_api.h): only a started nccl backend does.
+// A build with NCCL does not load it at start-up (parallel/nccl_api.h): only a started nccl backend does.
 TEST(NcclLoad, NotLoadedUntilTheNcclBackendStarts) {
   EXPECT_FALSE(nccl_loaded());
   std::ifstream maps("/proc/self/maps");
@@ -133,4 +133,4 @@ TEST(RankDevice, RanksOnOneGpuOfOneMachineAreFound) {
 }
 
 }  // namespace
-}  // namespace rematch::dist
+}  // namespace rematch::parallel

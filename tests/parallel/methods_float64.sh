@@ -1,5 +1,5 @@
 #!/bin/sh
-# decl, crcl and ncr in float64 on 2 and 3 ranks against 1 process (tests/dist/mpi_methods_float64.cpp): every
+# decl, crcl and ncr in float64 on 2 and 3 ranks against 1 process (tests/parallel/mpi_methods_float64.cpp): every
 # epoch's statistics, every step's loss and terms, each epoch's validation and the last state's test (recalls,
 # ranks, rSum) within 1e-9 of one process's, relative to max(1, |value|), and the same words (record kinds, names,
 # step counts) in the same places. Measured here: at most 3.1e-13 (ncr/SAF), 1.5e-13 (decl/SAF), 8.8e-14 (crcl/SAF,

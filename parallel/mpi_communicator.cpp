@@ -1,4 +1,4 @@
-// The mpi backend (dist/communicator.h) on Open MPI. Every collective moves bytes (MPI_BYTE) so any dtype
+// The mpi backend (parallel/communicator.h) on Open MPI. Every collective moves bytes (MPI_BYTE) so any dtype
 // travels; sums are taken here, in rank order, after an all-gather, so every rank computes the same sum in the
 // same order whatever algorithm MPI would have chosen (exact results are worth the bandwidth at the sizes a
 // retrieval run reduces). CUDA tensors are staged through host memory. MPI's default error handler ends every
@@ -14,11 +14,11 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "dist/communicator.h"
-#include "dist/mpi_world.h"
+#include "parallel/communicator.h"
+#include "parallel/mpi_world.h"
 #include "tensor/kernels.h"
 
-namespace rematch::dist {
+namespace rematch::parallel {
 namespace {
 
 void check_mpi(int rc, const char* what) {
@@ -184,5 +184,5 @@ class MpiCommunicator final : public Communicator {
 
 std::unique_ptr<Communicator> make_mpi_communicator() { return std::make_unique<MpiCommunicator>(); }
 
-}  // namespace rematch::dist
+}  // namespace rematch::parallel
 #endif  // REMATCH_WITH_MPI

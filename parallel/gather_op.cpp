@@ -1,9 +1,9 @@
-#include "dist/gather_op.h"
+#include "parallel/gather_op.h"
 
 #include "autograd/autograd.h"
 #include "tensor/kernels.h"
 
-namespace rematch::dist {
+namespace rematch::parallel {
 
 Tensor all_gather_rows(Communicator& comm, const Tensor& x, GatherBackward backward) {
   REMATCH_CHECK(x.defined() && x.dim() >= 1, "all_gather_rows: needs a tensor of at least one dimension");
@@ -22,4 +22,4 @@ Tensor all_gather_rows(Communicator& comm, const Tensor& x, GatherBackward backw
   });
 }
 
-}  // namespace rematch::dist
+}  // namespace rematch::parallel

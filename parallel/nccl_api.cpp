@@ -1,6 +1,6 @@
 // NCCL through dlopen on first use (see nccl_api.h for why and where it is looked for).
 #ifdef REMATCH_WITH_NCCL
-#include "dist/nccl_api.h"
+#include "parallel/nccl_api.h"
 
 #include <atomic>
 #include <string>
@@ -11,7 +11,7 @@
 #define REMATCH_NCCL_STRINGIFY_(x) #x
 #define REMATCH_NCCL_STRINGIFY(x) REMATCH_NCCL_STRINGIFY_(x)
 
-namespace rematch::dist {
+namespace rematch::parallel {
 namespace {
 
 constexpr const char* kSoname = "libnccl.so." REMATCH_NCCL_STRINGIFY(NCCL_MAJOR);
@@ -53,5 +53,5 @@ const NcclApi& nccl() {
 
 bool nccl_loaded() { return loaded.load(); }
 
-}  // namespace rematch::dist
+}  // namespace rematch::parallel
 #endif  // REMATCH_WITH_NCCL

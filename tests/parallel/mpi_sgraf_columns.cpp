@@ -1,14 +1,14 @@
 // SgrafModel::forward_columns across real ranks in float64 (docs/distributed.md §4.1, 2–4): the data-parallel step
 // of the SGR/SAF methods is one process's step but for the order of its sums. Run as `mpirun -n N
-// dist_mpi_sgraf_columns` (tests/CMakeLists.txt: N = 2 and 3, a batch of 7 split unevenly). Every rank builds the
+// parallel_mpi_sgraf_columns` (tests/CMakeLists.txt: N = 2 and 3, a batch of 7 split unevenly). Every rank builds the
 // same model twice from one seed, in training mode with dropout 0.4: the first computes the whole batch as one
 // process (forward, the hardest-negative triplet, backward), the second the rank's columns (forward_columns),
 // the gathered S (own-rows backward), the same loss and backward, then the gradients summed over ranks. Both must
 // agree to 1e-12: S, the loss, every parameter's gradient and every BatchNorm statistic (VisualSA's, and SAF's
 // running statistics moved over the gathered per-caption statistics), so every dropout mask and BatchNorm
 // statistic is one process's and the gradients are the whole batch's. Each rank exits 1 on a mismatch.
-// DECL's columns (ColumnShare::decl_logits) are checked the same way against DeclMethod::raw_scores's computation
-// (image encoder, text encoder, VisualSA, TextSA, the logits without the sigmoid), with the triplet on tanh(S).
+// The columns before the sigmoid (ColumnShare::logits, DECL's training scores) are checked the same way against
+// SgrafModel::logits (image encoder, text encoder, VisualSA, TextSA, no sigmoid), with the triplet on tanh(S).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "autograd/autograd.h"
-#include "dist/communicator.h"
-#include "dist/gather_op.h"
+#include "parallel/communicator.h"
+#include "parallel/gather_op.h"
 #include "models/sgraf_model.h"
 #include "nn/nn.h"
 #include "tensor/kernels.h"
@@ -35,10 +35,10 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
   return d;
 }
 
-int check(dist::Communicator& c, models::SimilarityModule module, bool decl = false) {
+int check(parallel::Communicator& c, models::SimilarityModule module, bool logits = false) {
   const int r = c.rank();
   const std::string name =
-      std::string(module == models::SimilarityModule::SGR ? "SGR" : "SAF") + (decl ? " (DECL's raw scores)" : "");
+      std::string(module == models::SimilarityModule::SGR ? "SGR" : "SAF") + (logits ? " (logits)" : "");
   models::SgrafConfig cfg;
   cfg.module = module;
   cfg.vocab_size = 20;
@@ -59,31 +59,21 @@ int check(dist::Communicator& c, models::SimilarityModule module, bool decl = fa
   models::SgrafModel one(cfg, DType::Float64, &gen_one), ranks(cfg, DType::Float64, &gen_ranks);
   one.train();
   ranks.train();
-  Tensor s_one;
-  if (decl) {
-    // train/methods/decl/decl_method.cpp: DeclMethod::raw_scores.
-    const Tensor img = one.encode_images(regions);
-    const Tensor cap = one.encode_captions(ids, lengths);
-    const models::ImageSide images = one.sim_enc().encode_images(img);
-    const models::CaptionSide captions = one.sim_enc().encode_captions(cap, lengths);
-    s_one = one.sim_enc().logits(images, captions);
-  } else {
-    s_one = one(regions, ids, lengths);
-  }
-  const Tensor loss_one = nn::hardest_negative_triplet(decl ? tanh(s_one) : s_one, 0.2, true);
+  const Tensor s_one = logits ? one.logits(regions, ids, lengths) : one(regions, ids, lengths);
+  const Tensor loss_one = nn::hardest_negative_triplet(logits ? tanh(s_one) : s_one, 0.2, true);
   backward(loss_one);
 
-  const dist::RowRange mine = dist::block_rows(B, 1, r, c.world_size());
+  const parallel::RowRange mine = parallel::block_rows(B, 1, r, c.world_size());
   models::SgrafModel::ColumnShare share;
   share.begin = mine.begin;
   share.end = mine.end;
-  share.gather = [&c](const Tensor& x) { return dist::all_gather_rows(c, x); };
+  share.gather = [&c](const Tensor& x) { return parallel::all_gather_rows(c, x); };
   share.gather_values = [&c](const Tensor& x) { return c.all_gather(x); };
-  share.decl_logits = decl;
+  share.logits = logits;
   const Tensor columns = ranks.forward_columns(regions, ids, lengths, share);
   const Tensor s_ranks =
-      transpose(dist::all_gather_rows(c, transpose(columns, 0, 1), dist::GatherBackward::OwnRows), 0, 1);
-  const Tensor loss_ranks = nn::hardest_negative_triplet(decl ? tanh(s_ranks) : s_ranks, 0.2, true);
+      transpose(parallel::all_gather_rows(c, transpose(columns, 0, 1), parallel::GatherBackward::OwnRows), 0, 1);
+  const Tensor loss_ranks = nn::hardest_negative_triplet(logits ? tanh(s_ranks) : s_ranks, 0.2, true);
   backward(loss_ranks);
 
   int failures = 0;
@@ -118,7 +108,7 @@ int check(dist::Communicator& c, models::SimilarityModule module, bool decl = fa
 }  // namespace
 
 int main() {
-  dist::Communicator& c = dist::init_world(dist::Backend::Mpi);
+  parallel::Communicator& c = parallel::init_world(parallel::Backend::Mpi);
   const int failures = check(c, models::SimilarityModule::SGR) + check(c, models::SimilarityModule::SAF) +
                        check(c, models::SimilarityModule::SGR, true) + check(c, models::SimilarityModule::SAF, true);
   return failures == 0 ? 0 : 1;

@@ -22,7 +22,7 @@
 #include "tensor/device.h"
 #include "tensor/tensor.h"
 
-namespace rematch::dist {
+namespace rematch::parallel {
 
 enum class Backend { None, Mpi, Nccl };
 
@@ -117,4 +117,4 @@ std::unique_ptr<Communicator> make_mpi_communicator();
 std::unique_ptr<Communicator> make_nccl_communicator();
 #endif
 
-}  // namespace rematch::dist
+}  // namespace rematch::parallel

@@ -9,13 +9,13 @@
 //                           the loss once per rank).
 #pragma once
 
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 
-namespace rematch::dist {
+namespace rematch::parallel {
 
 enum class GatherBackward { SumOverRanks, OwnRows };
 
 // all_gather(x) of `comm`, recorded for autograd (op name "all_gather"); the ranks' first dims may differ.
 Tensor all_gather_rows(Communicator& comm, const Tensor& x, GatherBackward backward = GatherBackward::SumOverRanks);
 
-}  // namespace rematch::dist
+}  // namespace rematch::parallel

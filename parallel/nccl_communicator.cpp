@@ -1,10 +1,10 @@
-// The nccl backend (dist/communicator.h): CUDA tensors on the GPU of the rank's local_rank, moved by NCCL on
+// The nccl backend (parallel/communicator.h): CUDA tensors on the GPU of the rank's local_rank, moved by NCCL on
 // that device's rematch stream (tensor/cuda/check.h). MPI starts the processes and carries NCCL's unique id
 // from rank 0 to the others; barrier and abort go through MPI too. NCCL sums in its own ring order (not rank
 // order): results agree across ranks but may differ in the last bits from the mpi backend's. Host tensors
 // (the flags and statistics a training step moves besides its GPU tensors) go through the mpi backend, which
 // this backend needs anyway. Before each NCCL call the ranks compare the call, dtype and shape through MPI (agree),
-// so a mismatch is an error, not a hang. NCCL itself is loaded here, on first use (dist/nccl_api.h).
+// so a mismatch is an error, not a hang. NCCL itself is loaded here, on first use (parallel/nccl_api.h).
 #ifdef REMATCH_WITH_NCCL
 #include <mpi.h>
 #include <nccl.h>
@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "dist/communicator.h"
-#include "dist/mpi_world.h"
-#include "dist/nccl_api.h"
+#include "parallel/communicator.h"
+#include "parallel/mpi_world.h"
+#include "parallel/nccl_api.h"
 #include "tensor/cuda/check.h"
 #include "tensor/kernels.h"
 
-namespace rematch::dist {
+namespace rematch::parallel {
 namespace {
 
 #define REMATCH_NCCL_CHECK(call)                                                                       \
@@ -193,5 +193,5 @@ class NcclCommunicator final : public Communicator {
 
 std::unique_ptr<Communicator> make_nccl_communicator() { return std::make_unique<NcclCommunicator>(); }
 
-}  // namespace rematch::dist
+}  // namespace rematch::parallel
 #endif  // REMATCH_WITH_NCCL

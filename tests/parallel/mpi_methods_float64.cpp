@@ -1,5 +1,5 @@
 // decl, crcl and ncr trained in float64 on real ranks (docs/distributed.md §4.1, items 8-10): run by
-// tests/dist/methods_float64.sh as `mpirun -n N dist_mpi_methods_float64 CONFIG OUT` for N = 1, 2, 3. The
+// tests/parallel/methods_float64.sh as `mpirun -n N parallel_mpi_methods_float64 CONFIG OUT` for N = 1, 2, 3. The
 // method is built from CONFIG (the JSON of `rematch train --dry_run`) with its model, batches and losses in
 // float64 (PairsOptions::dtype, as the golden-step tests do) and trained for its epochs; rank 0 writes each epoch's
 // statistics, every step's loss and terms, each epoch's validation (the metrics the trainer logs, sharded over the
@@ -13,7 +13,7 @@
 #include <memory>
 #include <sstream>
 
-#include "dist/communicator.h"
+#include "parallel/communicator.h"
 #include "train/methods/crcl/crcl_method.h"
 #include "train/methods/decl/decl_method.h"
 #include "train/methods/ncr/ncr_method.h"
@@ -34,9 +34,9 @@ void print_eval(std::FILE* out, const char* kind, int64_t epoch, const EvalResul
 }  // namespace
 
 int main(int argc, char** argv) {
-  dist::Communicator& comm = dist::init_world(dist::Backend::Mpi);
+  parallel::Communicator& comm = parallel::init_world(parallel::Backend::Mpi);
   if (argc != 3) {
-    std::fprintf(stderr, "usage: dist_mpi_methods_float64 CONFIG OUT\n");
+    std::fprintf(stderr, "usage: parallel_mpi_methods_float64 CONFIG OUT\n");
     return 2;
   }
   std::ifstream in(argv[1]);
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     o.dtype = DType::Float64;
     m = std::make_unique<CrclMethod>(c, o, load_pairs_data(c, true, log), log);
   } else {
-    std::fprintf(stderr, "dist_mpi_methods_float64: --method %s is not decl, crcl or ncr\n", c.method.c_str());
+    std::fprintf(stderr, "parallel_mpi_methods_float64: --method %s is not decl, crcl or ncr\n", c.method.c_str());
     return 2;
   }
   std::FILE* out = comm.rank() == 0 ? std::fopen(argv[2], "w") : nullptr;

@@ -3,7 +3,7 @@
 #pragma once
 
 #ifdef REMATCH_WITH_MPI
-namespace rematch::dist {
+namespace rematch::parallel {
 
 struct MpiWorld {
   int rank = 0, size = 1, local_rank = 0;
@@ -13,5 +13,5 @@ struct MpiWorld {
 MpiWorld mpi_start();
 void mpi_stop(const MpiWorld& w);
 
-}  // namespace rematch::dist
+}  // namespace rematch::parallel
 #endif

@@ -1,0 +1,27 @@
+#include "train/methods/kit/retrieval_result.h"
+
+namespace rematch::train {
+
+EvalResult eval_result(const eval::RetrievalMetrics& m, const std::string& label) {
+  EvalResult r;
+  r.score = m.rsum();
+  r.metrics = {{"i2t_r1", m.i2t_r1},   {"i2t_r5", m.i2t_r5},   {"i2t_r10", m.i2t_r10},
+               {"t2i_r1", m.t2i_r1},   {"t2i_r5", m.t2i_r5},   {"t2i_r10", m.t2i_r10},
+               {"i2t_medr", m.i2t_medr}, {"t2i_medr", m.t2i_medr}, {"rsum", m.rsum()}};
+  r.table = label + "\n" + eval::format_metrics_table(m);
+  return r;
+}
+
+EvalResult test_result(const Tensor& sims, int64_t captions_per_image, const CommonOptions& config) {
+  const eval::RetrievalMetrics whole = eval::retrieval_metrics(sims, captions_per_image);
+  const std::string split = config.test_split_name();
+  if (!config.coco_folds) return eval_result(whole, split);
+  EvalResult r = eval_result(eval::mean_metrics(eval::per_fold_metrics(sims, captions_per_image, 5)),
+                             split + " 5-fold 1K (mean over folds)");
+  const EvalResult full = eval_result(whole, split + " full");
+  for (const auto& [k, v] : full.metrics) r.metrics["full_" + k] = v;
+  r.table += "\n" + full.table;
+  return r;
+}
+
+}  // namespace rematch::train
