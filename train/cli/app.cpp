@@ -13,6 +13,7 @@
 #include "train/cli/demo_command.h"
 #include "train/cli/data_command.h"
 #include "train/cli/retrieve_command.h"
+#include "train/methods/method_spec.h"
 #include "train/methods/train_config.h"
 
 namespace rematch::cli {
@@ -20,6 +21,15 @@ namespace {
 
 std::string usage_message(const std::string& what) {
   return "rematch: error: " + what + "\nRun with --help for more information.\n";
+}
+
+// The first line of `rematch --help`, its list of methods from the registry (make_method.cpp), so a new method
+// is named there the day it registers.
+std::string program_description() {
+  std::string methods;
+  for (const train::MethodSpec* m : train::registered_methods()) methods += (methods.empty() ? "" : ", ") + m->name;
+  return "rematch: robust cross-modal retrieval training (--method " + methods +
+         ") on SGR/SAF/SGRAF/VSE/MLP, with entropic OT";
 }
 
 }  // namespace
@@ -35,7 +45,7 @@ Device device_flag(const std::string& spec) {
 }
 
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  CLI::App app{"rematch: robust cross-modal retrieval (L2RM, RCL, UOT-RCL, RCSL on SGR/SAF/SGRAF)", "rematch"};
+  CLI::App app{program_description(), "rematch"};
   app.require_subcommand(1);
   app.footer("Run `rematch <subcommand> --help` for the flags of one subcommand.");
   // One shape for every command-line mistake, whether CLI11 or a subcommand found it.

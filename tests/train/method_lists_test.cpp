@@ -1,0 +1,69 @@
+// The places that name the methods for a user follow the registry (train/methods/make_method.cpp), so a method
+// added there cannot be missing from them: `rematch --help`'s first line (generated), `rematch train --help`'s
+// method list (generated), README.md's opening paragraph and docs/README.md's index of method pages (written by
+// hand, checked here).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "train/cli_runner.h"
+#include "train/methods/method_spec.h"
+
+namespace rematch {
+namespace {
+
+using cli::test::run_cli;
+
+const std::string kRoot = std::string(REMATCH_FIXTURES) + "/../../";
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(MethodLists, ProgramHelpNamesEveryRegisteredMethod) {
+  const cli::test::CliResult r = run_cli({"--help"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  for (const train::MethodSpec* m : train::registered_methods())
+    EXPECT_NE(first.find(m->name), std::string::npos) << "`rematch --help` begins \"" << first << "\", without "
+                                                      << m->name;
+}
+
+TEST(MethodLists, TrainHelpListsEveryRegisteredMethod) {
+  const cli::test::CliResult r = run_cli({"train", "--help"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const train::MethodSpec* m : train::registered_methods())
+    EXPECT_NE(r.out.find("  " + m->name + ": "), std::string::npos) << "`rematch train --help` does not list "
+                                                                    << m->name;
+}
+
+TEST(MethodLists, ReadmeOpeningNamesEveryRegisteredMethod) {
+  const std::string readme = read_all(kRoot + "README.md");
+  // The opening paragraph: from the first line after the title to the first empty line.
+  const size_t begin = readme.find("\n\n") + 2, end = readme.find("\n\n", begin);
+  ASSERT_NE(end, std::string::npos);
+  const std::string opening = readme.substr(begin, end - begin);
+  for (const train::MethodSpec* m : train::registered_methods())
+    EXPECT_NE(opening.find("`" + m->name + "`"), std::string::npos)
+        << "README.md's opening paragraph does not name `" << m->name << "`: add it to the --method list there";
+}
+
+TEST(MethodLists, DocsIndexLinksEveryMethodPage) {
+  const std::string index = read_all(kRoot + "docs/README.md");
+  for (const train::MethodSpec* m : train::registered_methods()) {
+    ASSERT_EQ(m->doc.rfind("docs/", 0), 0u) << m->name << "'s doc " << m->doc << " is not under docs/";
+    const std::string page = m->doc.substr(m->doc.find('/') + 1);  // methods/<name>.md
+    EXPECT_NE(index.find("(" + page + ")"), std::string::npos)
+        << "docs/README.md does not link " << page << " (" << m->name << "'s page)";
+    EXPECT_TRUE(std::ifstream(kRoot + m->doc).good()) << m->doc << " (" << m->name << "'s page) is missing";
+  }
+}
+
+}  // namespace
+}  // namespace rematch
