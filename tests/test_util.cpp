@@ -58,12 +58,6 @@ Tensor random_index(const Shape& shape, int64_t high, uint32_t seed, DType dtype
   return ::testing::AssertionFailure() << r.message;
 }
 
-std::vector<Device> test_devices() {
-  std::vector<Device> d{Device::cpu()};
-  if (cuda_available()) d.push_back(Device::cuda(0));
-  return d;
-}
-
 ::testing::AssertionResult throws_with(const std::function<void()>& f, const std::vector<std::string>& parts) {
   try {
     f();

@@ -25,9 +25,6 @@ Tensor random_index(const Shape& shape, int64_t high, uint32_t seed = 0, DType d
 ::testing::AssertionResult passes_gradcheck(const std::function<Tensor(const TensorList&)>& f,
                                             const TensorList& inputs, GradcheckOptions options = {});
 
-// cpu, then cuda:0 when a device is present.
-std::vector<Device> test_devices();
-
 // Runs f and checks it throws rematch::Error whose message contains every one of `parts`.
 ::testing::AssertionResult throws_with(const std::function<void()>& f, const std::vector<std::string>& parts);
 
