@@ -108,12 +108,6 @@ TensorList second_derivatives(const std::function<Tensor(const TensorList&)>& f,
   return ::testing::AssertionSuccess();
 }
 
-std::vector<Device> test_devices() {
-  std::vector<Device> d{Device::cpu()};
-  if (cuda_available()) d.push_back(Device::cuda(0));
-  return d;
-}
-
 ::testing::AssertionResult throws_with(const std::function<void()>& f, const std::vector<std::string>& parts) {
   try {
     f();

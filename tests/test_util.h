@@ -38,9 +38,6 @@ TensorList second_derivatives(const std::function<Tensor(const TensorList&)>& f,
                                                          const TensorList& inputs, uint32_t seed,
                                                          double atol = 1e-10, double rtol = 1e-9);
 
-// cpu, then cuda:0 when a device is present.
-std::vector<Device> test_devices();
-
 // Runs f and checks it throws rematch::Error whose message contains every one of `parts`.
 ::testing::AssertionResult throws_with(const std::function<void()>& f, const std::vector<std::string>& parts);
 

@@ -45,10 +45,6 @@ int64_t Correspondence::num_noisy() const {
   return n;
 }
 
-double Correspondence::noisy_fraction() const {
-  return clean.empty() ? 0.0 : static_cast<double>(num_noisy()) / static_cast<double>(clean.size());
-}
-
 Correspondence clean_correspondence(int64_t num_images, int64_t im_div) {
   check_sizes("clean_correspondence", num_images, im_div);
   Correspondence c;

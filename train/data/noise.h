@@ -25,7 +25,6 @@ struct Correspondence {
 
   int64_t num_captions() const { return static_cast<int64_t>(caption_to_row.size()); }
   int64_t num_noisy() const;
-  double noisy_fraction() const;
 };
 
 // Every caption with its own image: row j / im_div.

@@ -4,18 +4,22 @@
 
 #include "parallel/communicator.h"
 
-#include "train/methods/crcl/crcl_method.h"
-#include "train/methods/decl/decl_method.h"
-#include "train/methods/l2rm/l2rm_method.h"
-#include "train/methods/ncr/ncr_method.h"
-#include "train/methods/pairs/batch_loss_method.h"
-#include "train/methods/rcsl/rcsl_method.h"
-#include "train/methods/uotrcl/uotrcl_method.h"
-
 namespace rematch::train {
 
-// The methods of `rematch train`, in the order of --help and docs/presets.md: one line each, the spec its folder
-// defines.
+// Each method's spec, defined in its folder's <method>_method.cpp. Declared here rather than included with the
+// method's header, so the registry depends on no method's code.
+const MethodSpec& triplet_method_spec();
+const MethodSpec& infonce_method_spec();
+const MethodSpec& rcl_method_spec();
+const MethodSpec& ncr_method_spec();
+const MethodSpec& l2rm_method_spec();
+const MethodSpec& rcsl_method_spec();
+const MethodSpec& rcsl_nc_method_spec();
+const MethodSpec& uotrcl_method_spec();
+const MethodSpec& decl_method_spec();
+const MethodSpec& crcl_method_spec();
+
+// The methods of `rematch train`, in the order of --help and docs/presets.md: one line each.
 const std::vector<const MethodSpec*>& registered_methods() {
   static const std::vector<const MethodSpec*> methods = {
       &triplet_method_spec(),

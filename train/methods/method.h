@@ -95,7 +95,8 @@ class Method {
 
   virtual EpochInfo begin_epoch(int64_t epoch) = 0;
   virtual StepResult train_step(int64_t epoch, int64_t step) = 0;
-  virtual void end_epoch(int64_t epoch) = 0;
+  // Nothing by default (a method whose schedules step at the epoch's end says so).
+  virtual void end_epoch(int64_t epoch) { (void)epoch; }
   // The info of the epoch in progress (after load_state(): the interrupted epoch's).
   virtual EpochInfo current_epoch() const = 0;
 

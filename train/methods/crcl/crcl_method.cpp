@@ -111,18 +111,13 @@ StepResult CrclMethod::train_step(int64_t epoch, int64_t step) {
 }
 
 void CrclMethod::save_state(TrainingState& s) const {
-  net_.save(s, "model.", "optim.");
-  put_model_config(s, net_.model());
-  gens_.save(s);
-  s.put_int("epoch", epoch_);
+  save_pairs_state(s, net_, gens_, epoch_);
   s.put_generator("rng.augment", augment_gen_);
   s.put_tensor("crcl.labels", from_vector(labels_, {static_cast<int64_t>(labels_.size())}));
 }
 
 void CrclMethod::load_state(const TrainingState& s) {
-  net_.load(s, "model.", "optim.");
-  gens_.load(s);
-  epoch_ = s.get_int("epoch");
+  epoch_ = load_pairs_state(s, net_, gens_);
   s.get_generator("rng.augment", augment_gen_);
   const Tensor labels = s.get_tensor("crcl.labels");
   REMATCH_CHECK(labels.dim() == 1 && labels.size(0) == static_cast<int64_t>(labels_.size()), s.source(),

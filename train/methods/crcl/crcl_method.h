@@ -21,7 +21,6 @@
 #include "train/methods/crcl/crcl_options.h"
 #include "train/methods/kit/pairs_kit.h"
 #include "train/methods/method.h"
-#include "train/methods/method_spec.h"
 
 namespace rematch::train {
 
@@ -35,7 +34,6 @@ class CrclMethod : public Method {
   int64_t num_epochs() const override { return round_start_.back(); }
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
-  void end_epoch(int64_t epoch) override { (void)epoch; }
   EpochInfo current_epoch() const override { return epoch_info_; }
   EvalResult validate() override { return kit_.validate(net_.model()); }
   EvalResult test() override { return kit_.test(net_.model()); }
@@ -78,8 +76,5 @@ class CrclMethod : public Method {
   EpochInfo epoch_info_;
   int64_t epoch_ = -1;
 };
-
-// The spec of crcl (make_method.cpp registers it).
-const MethodSpec& crcl_method_spec();
 
 }  // namespace rematch::train

@@ -201,19 +201,14 @@ StepResult DeclMethod::train_step(int64_t epoch, int64_t step) {
 }
 
 void DeclMethod::save_state(TrainingState& s) const {
-  net_.save(s, "model.", "optim.");
-  put_model_config(s, net_.model());
-  gens_.save(s);
-  s.put_int("epoch", epoch_);
+  save_pairs_state(s, net_, gens_, epoch_);
   s.put_int("decl.step", step_count_);
   s.put_int_vector("decl.clean", std::vector<int64_t>(clean_.begin(), clean_.end()));
   for (const auto& [k, v] : epoch_info_.stats) s.put_double("decl.stat." + k, v);
 }
 
 void DeclMethod::load_state(const TrainingState& s) {
-  net_.load(s, "model.", "optim.");
-  gens_.load(s);
-  epoch_ = s.get_int("epoch");
+  epoch_ = load_pairs_state(s, net_, gens_);
   step_count_ = s.get_int("decl.step");
   REMATCH_CHECK(step_count_ >= 0, s.source(), ": 'decl.step' is ", step_count_);
   const std::vector<int64_t> clean = s.get_int_vector("decl.clean");

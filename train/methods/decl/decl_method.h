@@ -24,7 +24,6 @@
 #include "train/methods/decl/decl_options.h"
 #include "train/methods/kit/pairs_kit.h"
 #include "train/methods/method.h"
-#include "train/methods/method_spec.h"
 
 namespace rematch::train {
 
@@ -60,7 +59,6 @@ class DeclMethod : public Method {
   int64_t num_epochs() const override { return kit_.common().warmup_epoch + kit_.common().num_epochs; }
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
-  void end_epoch(int64_t epoch) override { (void)epoch; }
   EpochInfo current_epoch() const override { return epoch_info_; }
   EvalResult validate() override { return kit_.validate(net_.model()); }
   EvalResult test() override { return kit_.test(net_.model()); }
@@ -105,8 +103,5 @@ class DeclMethod : public Method {
   EpochInfo epoch_info_;
   int64_t epoch_ = -1;
 };
-
-// The spec of decl (make_method.cpp registers it).
-const MethodSpec& decl_method_spec();
 
 }  // namespace rematch::train

@@ -19,6 +19,19 @@ void PairsGenerators::load(const TrainingState& s) {
   s.get_generator("rng.sample", sample);
 }
 
+void save_pairs_state(TrainingState& s, const SgrafNet& net, const PairsGenerators& gens, int64_t epoch) {
+  net.save(s, "model.", "optim.");
+  s.put_entry("model_config", models::to_json(net.model().config()));  // models/sgraf_checkpoint.h reads it
+  gens.save(s);
+  s.put_int("epoch", epoch);
+}
+
+int64_t load_pairs_state(const TrainingState& s, SgrafNet& net, PairsGenerators& gens) {
+  net.load(s, "model.", "optim.");
+  gens.load(s);
+  return s.get_int("epoch");
+}
+
 PairsKit::PairsKit(const CommonOptions& common, PairsData data, DType dtype)
     : common_(common),
       data_(std::move(data)),

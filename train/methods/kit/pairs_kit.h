@@ -37,6 +37,12 @@ struct PairsGenerators {
   void load(const TrainingState& state);
 };
 
+// What every pairs method's checkpoint holds first: its (first) net as "model."/"optim." with the
+// "model_config" `rematch eval/score --checkpoint` rebuild it from, the two generators, and "epoch", the epoch in
+// progress (-1 before the first). load_pairs_state restores them and returns that epoch.
+void save_pairs_state(TrainingState& state, const SgrafNet& net, const PairsGenerators& gens, int64_t epoch);
+int64_t load_pairs_state(const TrainingState& state, SgrafNet& net, PairsGenerators& gens);
+
 // Which matrix a training batch's scores are: the sigmoid scores (SgrafModel::forward), or the logits before the
 // sigmoid (SgrafModel::logits; DECL's evidence is computed from them).
 enum class ScoreKind { Sigmoid, Logits };

@@ -25,10 +25,6 @@ void SgrafNet::load(const TrainingState& s, const std::string& model_prefix, con
   s.get_optimizer(optim_prefix, *optimizer_);
 }
 
-void put_model_config(TrainingState& s, const models::SgrafModel& model) {
-  s.put_entry("model_config", models::to_json(model.config()));
-}
-
 double step_decay_lr(double base, int64_t epoch, int64_t warmup, int64_t lr_update) {
   const int64_t main_epoch = epoch - warmup;
   if (main_epoch < 0 || lr_update <= 0) return base;

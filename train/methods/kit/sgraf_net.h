@@ -44,10 +44,6 @@ class SgrafNet {
   std::unique_ptr<nn::Adam> optimizer_;
 };
 
-// The entry "model_config" of a run's checkpoint: the shape `rematch eval/score --checkpoint` rebuilds its nets
-// from (models/sgraf_checkpoint.h).
-void put_model_config(TrainingState& state, const models::SgrafModel& model);
-
 // The step decay of the methods' learning rate (docs/methods/l2rm.md §1.1, docs/methods/rcl.md §2.2):
 // base·0.1^⌊(epoch − warmup)/lr_update⌋, the base rate during the warm-up and when lr_update <= 0.
 double step_decay_lr(double base, int64_t epoch, int64_t warmup, int64_t lr_update);

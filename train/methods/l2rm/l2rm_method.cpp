@@ -235,10 +235,7 @@ StepResult L2rmMethod::train_step(int64_t epoch, int64_t step) {
 }
 
 void L2rmMethod::save_state(TrainingState& s) const {
-  net_.save(s, "model.", "optim.");
-  put_model_config(s, net_.model());
-  gens_.save(s);
-  s.put_int("epoch", epoch_);
+  save_pairs_state(s, net_, gens_, epoch_);
   s.put_module("cost_net.", *cost_net_);
   s.put_optimizer("cost_optim.", *cost_optimizer_);
   s.put_tensor("l2rm.queue", queue_);
@@ -249,9 +246,7 @@ void L2rmMethod::save_state(TrainingState& s) const {
 }
 
 void L2rmMethod::load_state(const TrainingState& s) {
-  net_.load(s, "model.", "optim.");
-  gens_.load(s);
-  epoch_ = s.get_int("epoch");
+  epoch_ = load_pairs_state(s, net_, gens_);
   s.get_module("cost_net.", *cost_net_);
   s.get_optimizer("cost_optim.", *cost_optimizer_);
   // Sizes and positions are checked against this run: a damaged checkpoint must not index past the data.

@@ -26,7 +26,6 @@
 #include "train/methods/kit/pairs_kit.h"
 #include "train/methods/l2rm/l2rm_options.h"
 #include "train/methods/method.h"
-#include "train/methods/method_spec.h"
 #include "train/mixture/beta_mixture.h"
 
 namespace rematch::train {
@@ -44,7 +43,6 @@ class L2rmMethod : public Method {
   int64_t num_epochs() const override { return kit_.common().warmup_epoch + kit_.common().num_epochs; }
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
-  void end_epoch(int64_t epoch) override { (void)epoch; }
   EpochInfo current_epoch() const override { return epoch_info_; }
   EvalResult validate() override { return kit_.validate(net_.model()); }
   EvalResult test() override { return kit_.test(net_.model()); }
@@ -104,8 +102,5 @@ class L2rmMethod : public Method {
   EpochInfo epoch_info_;
   int64_t epoch_ = -1;
 };
-
-// The spec of l2rm (make_method.cpp registers it).
-const MethodSpec& l2rm_method_spec();
 
 }  // namespace rematch::train

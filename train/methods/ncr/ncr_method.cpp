@@ -338,10 +338,7 @@ EvalResult NcrMethod::test() {
 }
 
 void NcrMethod::save_state(TrainingState& s) const {
-  nets_[0].save(s, "model.", "optim.");
-  put_model_config(s, net(0));
-  gens_.save(s);
-  s.put_int("epoch", epoch_);
+  save_pairs_state(s, nets_[0], gens_, epoch_);
   // `rematch eval --checkpoint` scores both nets of this file, averaged (models/sgraf_checkpoint.h).
   s.put_entry("model_prefixes", R"(["model.", "model_B."])");
   nets_[1].save(s, "model_B.", "optim_B.");
@@ -355,9 +352,7 @@ void NcrMethod::save_state(TrainingState& s) const {
 }
 
 void NcrMethod::load_state(const TrainingState& s) {
-  nets_[0].load(s, "model.", "optim.");
-  gens_.load(s);
-  epoch_ = s.get_int("epoch");
+  epoch_ = load_pairs_state(s, nets_[0], gens_);
   nets_[1].load(s, "model_B.", "optim_B.");
   const size_t n = static_cast<size_t>(kit_.train_split().num_captions());
   for (int k = 0; k < 2; ++k) {

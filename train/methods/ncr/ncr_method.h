@@ -32,7 +32,6 @@
 
 #include "train/methods/kit/pairs_kit.h"
 #include "train/methods/method.h"
-#include "train/methods/method_spec.h"
 #include "train/methods/ncr/ncr_options.h"
 #include "train/mixture/gaussian_mixture.h"
 
@@ -77,7 +76,6 @@ class NcrMethod : public Method {
   int64_t num_epochs() const override { return kit_.common().warmup_epoch + kit_.common().num_epochs; }
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
-  void end_epoch(int64_t epoch) override { (void)epoch; }
   EpochInfo current_epoch() const override { return epoch_info_; }
   EvalResult validate() override;
   EvalResult test() override;
@@ -138,8 +136,5 @@ class NcrMethod : public Method {
   EpochInfo epoch_info_;
   int64_t epoch_ = -1;
 };
-
-// The spec of ncr (make_method.cpp registers it).
-const MethodSpec& ncr_method_spec();
 
 }  // namespace rematch::train

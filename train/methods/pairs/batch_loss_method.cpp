@@ -53,16 +53,11 @@ StepResult BatchLossMethod::train_step(int64_t epoch, int64_t step) {
 }
 
 void BatchLossMethod::save_state(TrainingState& s) const {
-  net_.save(s, "model.", "optim.");
-  put_model_config(s, net_.model());
-  gens_.save(s);
-  s.put_int("epoch", epoch_);
+  save_pairs_state(s, net_, gens_, epoch_);
 }
 
 void BatchLossMethod::load_state(const TrainingState& s) {
-  net_.load(s, "model.", "optim.");
-  gens_.load(s);
-  epoch_ = s.get_int("epoch");
+  epoch_ = load_pairs_state(s, net_, gens_);
   if (epoch_ >= 0) {
     plan_ = kit_.all_pairs_plan(epoch_);
     epoch_info_ = EpochInfo{"train", static_cast<int64_t>(plan_.size()), {}};

@@ -15,7 +15,6 @@
 
 #include "train/methods/kit/pairs_kit.h"
 #include "train/methods/method.h"
-#include "train/methods/method_spec.h"
 #include "train/methods/pairs/pairs_options.h"
 
 namespace rematch::train {
@@ -34,7 +33,6 @@ class BatchLossMethod : public Method {
   int64_t num_epochs() const override { return kit_.common().warmup_epoch + kit_.common().num_epochs; }
   EpochInfo begin_epoch(int64_t epoch) override;
   StepResult train_step(int64_t epoch, int64_t step) override;
-  void end_epoch(int64_t epoch) override { (void)epoch; }
   EpochInfo current_epoch() const override { return epoch_info_; }
   EvalResult validate() override { return kit_.validate(net_.model()); }
   EvalResult test() override { return kit_.test(net_.model()); }
@@ -59,10 +57,5 @@ class BatchLossMethod : public Method {
   EpochInfo epoch_info_;
   int64_t epoch_ = -1;
 };
-
-// The specs of triplet, infonce and rcl (make_method.cpp registers them).
-const MethodSpec& triplet_method_spec();
-const MethodSpec& infonce_method_spec();
-const MethodSpec& rcl_method_spec();
 
 }  // namespace rematch::train

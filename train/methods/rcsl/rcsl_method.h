@@ -130,8 +130,4 @@ class RcslMethod : public Method {
   EpochInfo epoch_info_;
 };
 
-// The specs of rcsl and rcsl-nc (make_method.cpp registers them).
-const MethodSpec& rcsl_method_spec();
-const MethodSpec& rcsl_nc_method_spec();
-
 }  // namespace rematch::train

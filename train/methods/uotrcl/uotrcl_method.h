@@ -104,7 +104,4 @@ class UotrclMethod : public Method {
   std::vector<int64_t> confident_;        // G (Eq. 5)
 };
 
-// The spec of uotrcl (make_method.cpp registers it).
-const MethodSpec& uotrcl_method_spec();
-
 }  // namespace rematch::train
