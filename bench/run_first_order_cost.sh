@@ -7,14 +7,16 @@
 # each: on a machine shared with other work the fastest round is the one least disturbed by it, so the verdict
 # uses that ratio; the median and every round's time are shown beside it.
 #
-#   cmake -S . -B build -DREMATCH_CUDA=OFF && cmake --build build -j2 --target sgraf_step_bench gru_bench
-#   (the same in BASE, a build folder of the commit before the change)
+#   cmake -S . -B build -DREMATCH_CUDA=OFF && cmake --build build -j2 --target sgraf_step_bench gru_bench heap_peak
+#   (the same in BASE, a build folder of the commit before the change, without heap_peak)
 #   BASE=<dir> bench/run_first_order_cost.sh   # BUILD=<dir> (default build), ROUNDS=<n> (default 4),
 #                                              # THREADS=<n> (default 2), LIMIT=<fraction> (default 0.03)
 #
-# The time of one case in one process is Google Benchmark's mean over its iterations (>= 2 s of them); memory is
-# sgraf_step_bench's step_MiB (peak resident set of the step minus the resident set at program start), median over
-# the rounds. A case is within the limit when after / before <= 1 + LIMIT.
+# The time of one case in one process is Google Benchmark's mean over its iterations (>= 2 s of them). Memory, after
+# the timed rounds, one more process per case and build with bench/heap_peak.c preloaded: the peak heap bytes in use
+# (the same work gives the same number, unlike the peak resident set, which moves by megabytes from run to run with
+# what the allocator keeps); sgraf_step_bench's step_MiB (peak resident set of the step minus the resident set at
+# program start, median over the rounds) beside it. A case is within the limit when after / before <= 1 + LIMIT.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=runner_common.sh
@@ -25,6 +27,11 @@ if [[ -z "${BASE:-}" ]]; then
 fi
 runner_cpu_setup sgraf_step_bench
 after="$build"
+heap_peak="$after/bench/libheap_peak.so"
+if [[ ! -f "$heap_peak" ]]; then
+  echo "error: $heap_peak not found; build it with: cmake --build $after --target heap_peak" >&2
+  exit 1
+fi
 base="$BASE"
 [[ "$base" = /* ]] || base="$root/$base"
 for dir in "$base" "$after"; do
@@ -38,15 +45,17 @@ done
 rounds="${ROUNDS:-4}"
 limit="${LIMIT:-0.03}"
 
-# run SIDE ROUND CASE: one case of one build in its own process, JSON into $tmp/<side>.<case>.<round>.json.
+# run SIDE ROUND CASE [ARG...]: one case of one build in its own process, JSON into
+# $tmp/<side>.<case>.<round>.json; extra ARGs go to the benchmark.
 run() {
   local side="$1" round="$2" case="$3" dir
+  shift 3
   dir="$([[ "$side" == before ]] && echo "$base" || echo "$after")"
   local out="$tmp/$side.$case.$round.json"
   case "$case" in
     sgr_step | saf_step)
-      "$dir/bench/sgraf_step_bench" --dims=reduced --benchmark_filter="^${case}/" --benchmark_format=json >"$out" ;;
-    *) "$dir/bench/gru_bench" --benchmark_filter="^${case}/" --benchmark_format=json >"$out" ;;
+      "$dir/bench/sgraf_step_bench" --dims=reduced --benchmark_filter="^${case}/" --benchmark_format=json "$@" >"$out" ;;
+    *) "$dir/bench/gru_bench" --benchmark_filter="^${case}/" --benchmark_format=json "$@" >"$out" ;;
   esac
 }
 
@@ -63,6 +72,12 @@ for ((r = 1; r <= rounds; ++r)); do
   done
 done
 load_after="$(runner_loadavg)"
+for case in "${cases[@]}"; do
+  for side in before after; do
+    echo "peak heap: $case ($side) ..." >&2
+    HEAP_PEAK_FILE="$tmp/$side.$case.heap" LD_PRELOAD="$heap_peak" run "$side" heap "$case" --benchmark_min_time=0.1
+  done
+done
 runner_machine_info
 
 "$python" - "$tmp" "$rounds" "$limit" "${cpu:-unknown CPU}" "$(nproc)" "$threads" "$commit" "$load_before" \
@@ -82,7 +97,7 @@ limit = float(limit)
 def measurements(side, case):
     """(seconds, step MiB or None) of every round of one build."""
     out = []
-    for path in sorted(glob.glob(os.path.join(tmp, f"{side}.{case}.*.json"))):
+    for path in sorted(glob.glob(os.path.join(tmp, f"{side}.{case}.[0-9]*.json"))):
         rows = [r for r in json.load(open(path))["benchmarks"] if r.get("run_type", "iteration") == "iteration"]
         if not rows or rows[0].get("error_occurred"):
             sys.exit(f"{side} {case}: {rows[0].get('error_message') if rows else 'no result'}")
@@ -109,11 +124,16 @@ for case in cases:
           f"{each(before)} | {each(after)} |")
     if before[0][1] is not None:
         memory_rows.append((case, statistics.median(m for _, m in before), statistics.median(m for _, m in after)))
+for case in cases:
+    hb, ha = (int(open(os.path.join(tmp, f"{side}.{case}.heap")).read()) for side in ("before", "after"))
+    print(f"| {case} peak heap | {hb / 2**20:.2f} MiB | {ha / 2**20:.2f} MiB | {ha / hb:.4f} | "
+          f"{'yes' if ha / hb <= 1 + limit else 'NO'} | | | | | |")
 for case, mb, ma in memory_rows:
-    print(f"| {case} step memory | {mb:.1f} MiB | {ma:.1f} MiB | {ma / mb:.3f} | "
+    print(f"| {case} step memory (resident) | {mb:.1f} MiB | {ma:.1f} MiB | {ma / mb:.3f} | "
           f"{'yes' if ma / mb <= 1 + limit else 'NO'} | | | | | |")
 print()
 print("Time: Google Benchmark's mean step time of one process (>= 2 s of steps), the fastest round of each build "
-      "(the median round beside it); memory: sgraf_step_bench's step_MiB (peak resident set during the case minus "
-      "the resident set at program start), median over the rounds.")
+      "(the median round beside it). Peak heap: the most heap bytes in use at once in a process running the case "
+      "(bench/heap_peak.c; model, inputs and the step). Step memory (resident): sgraf_step_bench's step_MiB (peak "
+      "resident set during the case minus the resident set at program start), median over the rounds.")
 PYEOF
