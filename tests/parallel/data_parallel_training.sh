@@ -32,6 +32,13 @@ mpi() {
 model="--preset f30k --data_name synth_precomp --embed_size 16 --word_dim 8 --sim_dim 8 --log_step 1 --progress none --no_plots"
 common="--data_path d --batch_size 6 $model"
 
+# one_and_ranks NAME N ARGS...: `rematch ARGS` as one process into one_NAME/, then on N ranks into ranks_NAME/.
+one_and_ranks() {
+  name=$1 n=$2
+  shift 2
+  "$R" "$@" --run_dir one_$name >/dev/null 2>one.err || { cat one.err; exit 1; }
+  mpi "$n" "$R" "$@" --run_dir ranks_$name >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
+}
 # compare A B LABEL [TOLERANCE [rankings]]: the same records (epoch, step, kind, names) and every value within
 # TOLERANCE (default TOL); with "rankings", the values of the validation and test records (recalls, ranks, rSum)
 # are left out, their names still compared (see CRCL below for when a ranking is not a fair comparison).
@@ -114,8 +121,7 @@ rank_pid() {
 for case in "triplet SGR 2" "triplet SAF 2" "infonce SGR 2" "rcl SAF 3"; do
   set -- $case
   a="train --method $1 --module_name $2 --num_epochs 2 $common"
-  "$R" $a --run_dir one_$1_$2 >/dev/null 2>one.err || { cat one.err; exit 1; }
-  mpi "$3" "$R" $a --run_dir ranks_$1_$2 >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
+  one_and_ranks $1_$2 "$3" $a
   compare one_$1_$2/metrics.jsonl ranks_$1_$2/metrics.jsonl "$1 $2, $3 ranks against 1 process"
   # Rank 0 alone wrote the run folder: the files one process writes, no second metrics line per record.
   for f in config.json metrics.jsonl checkpoint_latest.safetensors checkpoint_best.safetensors results.md; do
@@ -129,8 +135,7 @@ done
 "$R" synth --kind pairs --out d2 --images 32 --dev_images 4 --test_images 6 --regions 4 --feature_dim 8 --seed 3 >/dev/null
 for m in SGR SAF; do
   a="train --method l2rm --module_name $m --warmup_epoch 1 --num_epochs 2 --noise_ratio 0.2 --data_path d2 $model --batch_size 8"
-  "$R" $a --run_dir one_l2rm_$m >/dev/null 2>one.err || { cat one.err; exit 1; }
-  mpi 2 "$R" $a --run_dir ranks_l2rm_$m >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
+  one_and_ranks l2rm_$m 2 $a
   grep -q '"rematch":' one_l2rm_$m/metrics.jsonl || { echo "l2rm $m: no rematch step was trained"; exit 1; }
   compare one_l2rm_$m/metrics.jsonl ranks_l2rm_$m/metrics.jsonl "l2rm $m, 2 ranks against 1 process" 2e-4
 done
@@ -140,8 +145,7 @@ done
 # last epoch); 3 ranks against 1 process: 1.1e-5 (2 ranks, each kernel family: at most 1.0e-5). Tolerance 1e-4.
 "$R" synth --kind labeled --out lab --samples 200 --classes 4 --seed 2 --img_dim 16 --txt_dim 12 >/dev/null
 a="train --method uotrcl --data_path lab/synth_labeled --noise_ratio 0.4 --num_epochs 4 --warmup_epoch 1 --hidden_dim 32 --output_dim 16 --batch_size 20 --log_step 1 --progress none --no_plots"
-"$R" $a --run_dir one_uotrcl >/dev/null 2>one.err || { cat one.err; exit 1; }
-mpi 3 "$R" $a --run_dir ranks_uotrcl >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
+one_and_ranks uotrcl 3 $a
 grep -q '"bhg":' one_uotrcl/metrics.jsonl || { echo "uotrcl: no main-phase step was trained"; exit 1; }
 compare one_uotrcl/metrics.jsonl ranks_uotrcl/metrics.jsonl "uotrcl, 3 ranks against 1 process" 1e-4
 
@@ -151,8 +155,7 @@ compare one_uotrcl/metrics.jsonl ranks_uotrcl/metrics.jsonl "uotrcl, 3 ranks aga
 # (rcsl-nc is left out: its Beta-mixture split flips under any change of reduction order on this tiny set, one
 # process against itself included, docs/distributed.md §5.)
 a="train --method rcsl --paired_length 16 --data_path d2 $model --batch_size 8 --num_epochs 4 --mine_epoch 2"
-"$R" $a --run_dir one_rcsl >/dev/null 2>one.err || { cat one.err; exit 1; }
-mpi 2 "$R" $a --run_dir ranks_rcsl >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
+one_and_ranks rcsl 2 $a
 grep -q '"rcm":' one_rcsl/metrics.jsonl || { echo "rcsl: no mining step was trained"; exit 1; }
 compare one_rcsl/metrics.jsonl ranks_rcsl/metrics.jsonl "rcsl, 2 ranks against 1 process"
 
@@ -162,8 +165,7 @@ compare one_rcsl/metrics.jsonl ranks_rcsl/metrics.jsonl "rcsl, 2 ranks against 1
 # (the clean pairs' mean uncertainty, from exp(tanh(s)/τ) of the split); 2 ranks against 1 process: 9.6e-6, under
 # Haswell, Prescott and SkylakeX (both sides) at most 1.9e-5 (SGR by hand: 3.2e-6). Tolerance 2e-4.
 a="train --method decl --module_name SAF --warmup_epoch 1 --num_epochs 1 --noise_ratio 0.2 --data_path d2 $model --batch_size 8"
-"$R" $a --run_dir one_decl >/dev/null 2>one.err || { cat one.err; exit 1; }
-mpi 2 "$R" $a --run_dir ranks_decl >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
+one_and_ranks decl 2 $a
 grep -q '"kind":"epoch_start".*"clean_size":' one_decl/metrics.jsonl || { echo "decl: no main epoch was trained"; exit 1; }
 compare one_decl/metrics.jsonl ranks_decl/metrics.jsonl "decl SAF, 2 ranks against 1 process" 2e-4
 
@@ -178,8 +180,7 @@ compare one_decl/metrics.jsonl ranks_decl/metrics.jsonl "decl SAF, 2 ranks again
 # one process and another kernel family (up to 5.7e-5 after two rounds), so any change of reduction order can flip
 # a recall. The last state's dev and test scores are compared instead: measured 1.6e-4 at most, tolerance 2e-3.
 a="train --method crcl --module_name SAF --warmup_epoch 1 --schedules 1 --num_epochs 1 --noise_ratio 0.2 --data_path d2 $model --batch_size 8"
-"$R" $a --run_dir one_crcl >/dev/null 2>one.err || { cat one.err; exit 1; }
-mpi 3 "$R" $a --run_dir ranks_crcl >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
+one_and_ranks crcl 3 $a
 grep -q '"epoch":1,"step":0,"kind":"epoch_start"' one_crcl/metrics.jsonl || { echo "crcl: no main epoch was trained"; exit 1; }
 compare one_crcl/metrics.jsonl ranks_crcl/metrics.jsonl "crcl SAF, 3 ranks against 1 process" 1e-4 rankings
 for split in dev test; do
@@ -198,8 +199,7 @@ done
 # under Haswell, Prescott and SkylakeX, 3 ranks 1.5e-5. Tolerance 1e-3; the validation and test records (recalls,
 # rSum, per-net rSum) must be equal. (SAF by hand: 2 ranks 1.2e-3, 3 ranks 7.8e-4, Prescott against itself 2.7e-4.)
 a="train --method ncr --module_name SGR --warmup_epoch 1 --num_epochs 1 --noise_ratio 0.2 --data_path d2 $model --batch_size 8"
-"$R" $a --run_dir one_ncr >/dev/null 2>one.err || { cat one.err; exit 1; }
-mpi 2 "$R" $a --run_dir ranks_ncr >/dev/null 2>ranks.err || { cat ranks.err; exit 1; }
+one_and_ranks ncr 2 $a
 grep -q '"unlabeled_B":' one_ncr/metrics.jsonl || { echo "ncr: no unlabelled step was trained"; exit 1; }
 compare one_ncr/metrics.jsonl ranks_ncr/metrics.jsonl "ncr SGR, 2 ranks against 1 process" 1e-3
 grep -E '"kind":"(val|test)"' one_ncr/metrics.jsonl >one_ncr.eval
