@@ -15,7 +15,7 @@
 //   - an output: detached (a node that owned its output would own itself: a cycle), and read back through
 //     saved_output(), which re-attaches it to the running node when a graph is being recorded;
 //   - constants (masks, indices, shapes): as they are.
-// A backward that cannot be written so (a device collective, say) is recorded with
+// A backward that cannot be written so (a kernel with no derivative of its own) is recorded with
 // record_once_differentiable(): differentiating its gradients again is then an error that names the op.
 #pragma once
 

@@ -15,7 +15,9 @@ namespace rematch::parallel {
 
 enum class GatherBackward { SumOverRanks, OwnRows };
 
-// all_gather(x) of `comm`, recorded for autograd (op name "all_gather"); the ranks' first dims may differ.
+// all_gather(x) of `comm`, recorded for autograd (op name "all_gather"); the ranks' first dims may differ. Both
+// backwards are themselves differentiable (the reduce-scatter is recorded, its backward the gather), so gradients
+// through the gather can be differentiated again (autograd::grad with create_graph, on every rank alike).
 Tensor all_gather_rows(Communicator& comm, const Tensor& x, GatherBackward backward = GatherBackward::SumOverRanks);
 
 }  // namespace rematch::parallel

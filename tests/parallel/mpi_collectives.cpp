@@ -100,6 +100,28 @@ int check_collectives(const std::string& backend, const std::string& device) {
   bool own_ok = gy.size() == ys.size() && whole.size(0) == int64_t(n) * (n + 1) / 2;
   for (size_t i = 0; own_ok && i < ys.size(); ++i) own_ok = gy[i] == 2 * ys[i];
   expect(own_ok, "all_gather_rows backward (own rows)", r);
+  // Second derivatives through the gather (a meta step on several ranks): rank k's loss (k + 1) * sum(G^3) gives
+  // every rank's rows g = 3 * w * x^2 (w = sum_k (k + 1)), recorded (create_graph); each rank's sum(g) then has the
+  // run's gradient 6 * w * x, which reaches x back through the reduce-scatter (its backward is the gather) and
+  // through the first gather again. With OwnRows, the same loss sum(G^3) on every rank: g = 3 * x^2, then 6 * x.
+  // (Integer-valued doubles: every product and sum here is exact.)
+  // Before the reduce-scatter and the own rows' cut were recorded, g needed no gradient and this was an error.
+  for (parallel::GatherBackward how : {parallel::GatherBackward::SumOverRanks, parallel::GatherBackward::OwnRows}) {
+    const bool summed = how == parallel::GatherBackward::SumOverRanks;
+    Tensor x2 = on(rows_of(r, r + 1, 2));
+    x2.requires_grad_(true);
+    const Tensor G = parallel::all_gather_rows(c, x2, how);
+    const Tensor cubes = rematch::sum(rematch::mul(rematch::mul(G, G), G));
+    GradOptions keep;
+    keep.create_graph = true;
+    const Tensor g1 = grad({rematch::mul(cubes, summed ? double(r + 1) : 1.0)}, {x2}, {}, keep)[0];
+    const Tensor g2 = grad({rematch::sum(g1)}, {x2})[0];
+    const double w = summed ? weight : 1.0;
+    const std::vector<double> xv = x2.to_vector<double>(), first = g1.to_vector<double>(), second = g2.to_vector<double>();
+    bool ok = first.size() == xv.size() && second.size() == xv.size();
+    for (size_t i = 0; ok && i < xv.size(); ++i) ok = first[i] == 3 * w * xv[i] * xv[i] && second[i] == 6 * w * xv[i];
+    expect(ok, summed ? "all_gather_rows second derivative (reduce-scatter)" : "all_gather_rows second derivative (own rows)", r);
+  }
   // Host tensors beside the device's (a training step's flags and statistics): on the nccl backend they go
   // through MPI; every backend returns them on the host.
   const Tensor host_sum = c.all_reduce_sum(from_vector(std::vector<int64_t>{r + 1}, {1}));
