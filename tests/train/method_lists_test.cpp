@@ -43,6 +43,29 @@ TEST(MethodLists, TrainHelpListsEveryRegisteredMethod) {
                                                                     << m->name;
 }
 
+// A group of options several methods share (the SGR/SAF one) is headed by every method whose tables carry it, in
+// --help and in docs/presets.md, so a method that joins the group joins its heading.
+TEST(MethodLists, SharedGroupHeadingNamesEachMethodOfItsTables) {
+  const cli::test::CliResult r = run_cli({"train", "--help"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string title = "SGR/SAF image-caption methods";
+  std::string names;
+  for (const train::MethodSpec* m : train::registered_methods())
+    for (const train::OptionTable* t : m->tables)
+      if (t->title == title) {
+        names += (names.empty() ? "" : " | ") + m->name;
+        break;
+      }
+  ASSERT_NE(names.find("ncr"), std::string::npos) << "the SGR/SAF group is no longer NCR's: " << names;
+  const std::string heading = title + " (--method " + names + ")";
+  EXPECT_EQ(train::group_title(title), heading);
+  EXPECT_NE(r.out.find("\n" + heading + ":\n"), std::string::npos) << "`rematch train --help` has no group \""
+                                                                   << heading << "\"";
+  EXPECT_NE(read_all(kRoot + "docs/presets.md").find("### " + heading + "\n"), std::string::npos)
+      << "docs/presets.md has no heading \"" << heading << "\" (REMATCH_WRITE_DOCS=1 train_tests "
+      << "--gtest_filter=PresetsDoc.*)";
+}
+
 TEST(MethodLists, ReadmeOpeningNamesEveryRegisteredMethod) {
   const std::string readme = read_all(kRoot + "README.md");
   // The opening paragraph: from the first line after the title to the first empty line.

@@ -32,15 +32,27 @@ std::vector<TrainFlag> merge_flags() {
       add(*table, m);
       title_methods[table->title].insert(m->name);
     }
-  for (TrainFlag& f : flags)
+  for (TrainFlag& f : flags) {
     if (!f.methods.empty() && std::set<std::string>(f.methods.begin(), f.methods.end()) != title_methods[f.group])
       f.group = kSharedOptions;
+    else if (!f.methods.empty())
+      f.group = group_title(f.group);
+  }
   return flags;
 }
 
 }  // namespace
 
 const char* const kSharedOptions = "Options of several methods (each says which)";
+
+std::string group_title(const std::string& title) {
+  if (title.find("--method") != std::string::npos) return title;
+  std::string names;
+  for (const MethodSpec* m : registered_methods())
+    if (std::any_of(m->tables.begin(), m->tables.end(), [&](const OptionTable* t) { return t->title == title; }))
+      names += (names.empty() ? "" : " | ") + m->name;
+  return names.empty() ? title : title + " (--method " + names + ")";
+}
 
 nlohmann::json Default::value_for(const TrainConfig& config) const {
   if (rule) return rule(config);

@@ -124,6 +124,10 @@ struct TrainFlag {
 };
 const std::vector<TrainFlag>& train_flags();
 extern const char* const kSharedOptions;
+// The heading of a group of options in --help and docs/presets.md: its table's title, followed by the methods
+// whose tables carry that title (" (--method a | b | ...)", in registration order) when the title names none
+// itself, so that a group several methods share lists them as they are registered.
+std::string group_title(const std::string& title);
 const TrainFlag* find_train_flag(const std::string& name);
 
 // The registered methods, in the order of --help (make_method.cpp), and one by name (an Error naming --method

@@ -139,7 +139,7 @@ std::string presets_markdown() {
     for (const OptionTable* t : m->tables) tables.push_back(t);
   for (const OptionTable* t : tables) {
     if (!titles.insert(t->title).second) continue;
-    s << "\n### " << t->title << "\n\n";
+    s << "\n### " << (t == &common_flags() ? t->title : group_title(t->title)) << "\n\n";
     options_table(s, *t, with_defaults);
   }
   return s.str();

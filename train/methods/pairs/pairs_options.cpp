@@ -47,7 +47,7 @@ OptionTable pairs_flag_table(const std::string& title, std::function<PairsOption
 
 const OptionTable& pairs_flags() {
   static const OptionTable table = pairs_flag_table(
-      "SGR/SAF image-caption methods (--method triplet | infonce | rcl | l2rm)",
+      "SGR/SAF image-caption methods",  // followed by its methods (method_spec.h: group_title)
       [](TrainConfig& c) -> PairsOptions& { return c.options<PairsOptions>(); },
       [](const TrainConfig& c) -> const PairsOptions& { return c.options<PairsOptions>(); });
   return table;
