@@ -2,7 +2,7 @@
 // sizes at which the models' products are split into blocks (tensor/cpu/matmul.cpp), an SGR and a SAF model
 // averaged. (Under mpirun, tests/parallel/sharded_scoring.sh compares ranks of 2 threads with one process.) And a
 // training run (L2RM on SAF: a warm-up and a main epoch, its optimal transport included) writes the same
-// checkpoint at 1 and 3 threads.
+// checkpoint at 1 and 3 threads. On CUDA (skipped without a device), the score matrix is the same run to run.
 #include <omp.h>
 
 #include <filesystem>
@@ -48,6 +48,35 @@ TEST_F(ThreadCountTest, TheScoreMatrixIsTheSameAtAnyThreadCount) {
   omp_set_num_threads(before);
   ASSERT_GT(matrices[0].size(), 12u * 60u * 4u);
   for (size_t i = 1; i < matrices.size(); ++i) EXPECT_TRUE(matrices[i] == matrices[0]) << i + 1 << " threads differ from 1";
+}
+
+// On CUDA the same bytes run to run, whatever the host's thread count (docs/design.md §2.4: cuBLAS and our own
+// kernels on one stream, none of which adds with atomics): `rematch score --device cuda` at 1, 2 and 4 threads.
+TEST_F(ThreadCountTest, TheCudaScoreMatrixIsTheSameRunToRun) {
+  SKIP_WITHOUT_CUDA();
+  synth::PairsWorldConfig c;
+  c.train_images = 12, c.dev_images = 4, c.test_images = 40, c.regions = 36, c.feature_dim = 256;
+  synth::write_pairs_world(synth::make_pairs_world(c), path("data"));
+  for (const char* m : {"SGR", "SAF"})
+    ASSERT_EQ(run_cli({"init-checkpoint", "--module_name", m, "--out", path(std::string(m) + ".safetensors"),
+                       "--vocab_path", path("data/vocab"), "--data_name", "synth_precomp", "--img_dim", "256",
+                       "--word_dim", "32", "--embed_size", "256", "--sim_dim", "32", "--num_regions", "36", "--seed", "1"})
+                  .code,
+              kExitOk);
+  const int before = omp_get_max_threads();
+  std::vector<std::string> matrices;
+  for (int threads : {1, 2, 4}) {
+    omp_set_num_threads(threads);
+    const std::string out = path("cuda_" + std::to_string(threads) + ".npy");
+    const CliResult r = run_cli({"score", "--checkpoint", path("SGR.safetensors"), "--checkpoint", path("SAF.safetensors"),
+                                 "--data_path", path("data"), "--data_name", "synth_precomp", "--split", "test",
+                                 "--device", "cuda", "--block_images", "7", "--out", out});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    matrices.push_back(bytes_of(out));
+  }
+  omp_set_num_threads(before);
+  ASSERT_GT(matrices[0].size(), 40u * 200u * 4u);
+  for (size_t i = 1; i < matrices.size(); ++i) EXPECT_TRUE(matrices[i] == matrices[0]) << "run " << i + 1 << " differs from run 1";
 }
 
 TEST_F(ThreadCountTest, TrainingWritesTheSameCheckpointAtAnyThreadCount) {
