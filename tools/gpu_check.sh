@@ -12,7 +12,8 @@
 #            1024 against PyTorch eager (CASES=batch bench/run_sinkhorn_cuda.sh); then (its second call) the
 #            data-parallel check (dist, docs/distributed.md §5: mpirun from tools/mpi_bundle.sh, 2 ranks
 #            --dist_backend mpi and 1 rank --dist_backend nccl against one process on the GPU;
-#            tests/parallel/data_parallel_gpu.sh)
+#            tests/parallel/data_parallel_gpu.sh) and the Python module on CUDA tensors (python: built there,
+#            its GPU tests, the OT losses' forward + backward, bench/python_ot_grad.py --device cuda)
 #   slice 2  the op benchmarks (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN;
 #            bench/run_cuda.sh), the large OT problems against their bound (CASES=large
 #            bench/run_sinkhorn_cuda.sh), one run per method at full size (pairs/s, CPU = GPU first losses;
@@ -29,8 +30,9 @@
 # replace them (the `est` table) with the seconds column of summary.md. With the prebuilt binaries, as
 # estimated (machine start 60-120 s, each call's transfer ~15 s):
 #   slice 1  call 1 (BUDGET=395, timeout_s=420): build 15 + tests 120 + step 120 + score 90 + sinkhorn 45 s:
-#            ~7.7 minutes of device time with the start, 9.2 at most; call 2 (at once, warm): dist 75 s and
-#            what call 1 left: ~9.5 minutes in all
+#            ~7.7 minutes of device time with the start, 9.2 at most; call 2 (at once, warm): dist 75 s, python
+#            180 s (its build there ~120 of it, a guess: the engine under the module, 16 jobs) and what call 1
+#            left: ~12.5 minutes in all
 #   slice 2  call 1: build, ops 120, sinkhorn-large 90, methods (~200, cut to what is left); call 2
 #            (BUDGET=<left - 75>): large 90, then the demo in the rest (~245 s): ~14.5 minutes in all
 #   slice 3  call 1: memcheck, suite by suite, to its budget; call 2: memcheck's rest, racecheck, then the
@@ -100,6 +102,10 @@
 #   score           `rematch score --device cuda`, 1,000 × 5,000, vs the official encode + shard_attn_scores
 #                   (DEVICE=cuda bench/run_score.sh)
 #   sinkhorn        fused Sinkhorn 129×129, B = 1, 128, 1024, vs PyTorch eager (CASES=batch run_sinkhorn_cuda.sh)
+#   python          the Python module, built there for the machine's python3 in $BUILD_DIR-py (the prebuilt
+#                   binaries cannot hold it), its GPU tests (test_cuda.py, test_zero_copy.py, test_ot_loss.py; a
+#                   CUDA skip with a GPU listed fails) and bench/python_ot_grad.py --device cuda (python.log,
+#                   python_ot_grad.log)
 #   dist            data-parallel training under mpirun (docs/distributed.md §5;
 #                   tests/parallel/data_parallel_gpu.sh): Open MPI from build-gpu-deps/openmpi-bundle.tar.xz
 #                   (tools/mpi_bundle.sh; unpacked into build-gpu/openmpi, restricted to one node's shared memory),
@@ -169,19 +175,20 @@ start=$SECONDS
 
 # Seconds each stage is expected to take there (est; for --plan: estimates until a GPU run replaces them) and
 # the least it needs to be worth starting (need; what earlier stages of a call leave to it).
-declare -A est=([build]=15 [tests]=120 [step]=120 [score]=90 [sinkhorn]=45 [dist]=75 [ops]=120
+declare -A est=([build]=15 [tests]=120 [step]=120 [score]=90 [sinkhorn]=45 [dist]=75 [python]=180 [ops]=120
                 [sinkhorn-large]=90 [methods]=200 [large]=90 [demo]=150 [memcheck]=420 [racecheck]=420
                 [cpu-tests]=150)
-declare -A need=([build]=0 [tests]=60 [step]=90 [score]=75 [sinkhorn]=40 [dist]=45 [ops]=90 [sinkhorn-large]=60
-                 [methods]=120 [large]=60 [demo]=60 [memcheck]=60 [racecheck]=60 [cpu-tests]=90)
+declare -A need=([build]=0 [tests]=60 [step]=90 [score]=75 [sinkhorn]=40 [dist]=45 [python]=150 [ops]=90
+                 [sinkhorn-large]=60 [methods]=120 [large]=60 [demo]=60 [memcheck]=60 [racecheck]=60 [cpu-tests]=90)
 build_there_est=150  # the build stage when it builds there (16 jobs; see the header)
-# Stages no earlier stage keeps time for: dist is slice 1's second call's, so call 1's stages keep the slack they
-# had without it; it runs in call 1 only when they left it its least.
-declare -A unreserved=([dist]=1)
-all_stages=(build tests step score sinkhorn dist ops sinkhorn-large methods large demo memcheck racecheck cpu-tests)
-declare -A slice_stages=([1]="build tests step score sinkhorn dist" [2]="build ops sinkhorn-large methods large demo"
-                         [3]="build memcheck racecheck")
-declare -A slice_title=([1]="build, the GPU tests, the three headline measurements and the data-parallel check"
+# Stages no earlier stage keeps time for: dist and python are slice 1's second call's, so call 1's stages keep the
+# slack they had without them; they run in call 1 only when they left them their least.
+declare -A unreserved=([dist]=1 [python]=1)
+all_stages=(build tests step score sinkhorn dist python ops sinkhorn-large methods large demo memcheck racecheck
+            cpu-tests)
+declare -A slice_stages=([1]="build tests step score sinkhorn dist python"
+                         [2]="build ops sinkhorn-large methods large demo" [3]="build memcheck racecheck")
+declare -A slice_title=([1]="build, the GPU tests, the headline measurements, the data-parallel check, the Python module"
                         [2]="op benchmarks, large OT problems, every method at full size, Large suites, GPU demo"
                         [3]="compute-sanitizer memcheck and racecheck over the GPU tests, then re-measurements")
 
@@ -265,7 +272,9 @@ print_plan() {
        echo "  encode + shard_attn_scores), sinkhorn (fused Sinkhorn 129x129 at B = 1, 128, 1024 vs PyTorch eager),"
        echo "  dist (docs/distributed.md §5: mpirun from build-gpu-deps/openmpi-bundle.tar.xz; collectives mpi cuda on 2 ranks, nccl"
        echo "  cuda on 1; triplet/SGR and l2rm/SAF: 2 ranks --dist_backend mpi and 1 rank nccl vs one process on the"
-       echo "  GPU, every metrics record, max relative difference per case; 2 CPU ranks as the control; dist.json)." ;;
+       echo "  GPU, every metrics record, max relative difference per case; 2 CPU ranks as the control; dist.json),"
+       echo "  python (the Python module built there for the machine's python3, its GPU tests: rematch.ot's losses and"
+       echo "  gradients on CUDA tensors against the CPU, DLPack without a copy; bench/python_ot_grad.py --device cuda)." ;;
     2) echo "  Stages: build, ops (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN), sinkhorn-large"
        echo "  (large OT problems vs their bound), methods (one run per method at full size), large (the Large"
        echo "  suites), demo (the GPU demo until its time is up: speed and projected time; then retune its GPU size)." ;;
@@ -289,8 +298,9 @@ print_plan() {
   echo "          expected L ~ 420: BUDGET=345, timeout_s=375; at worst L ~ 330: BUDGET=255, timeout_s=285."
   echo "          It skips what call 1 finished (build-gpu/slice-done/) and runs the rest${second:+ ($second)}."
   case "$n" in
-    1) echo "          It runs dist (~${est[dist]} s, at least ${need[dist]}) after what call 1 left; when call 1 finished"
-       echo "          everything, dist too (stages faster than their estimates): skip call 2 (give_back)." ;;
+    1) echo "          It runs dist (~${est[dist]} s, at least ${need[dist]}) and python (~${est[python]} s, at least ${need[python]})"
+       echo "          after what call 1 left; when call 1 finished everything (stages faster than their estimates):"
+       echo "          skip call 2 (give_back)." ;;
     2) echo "          The demo gets what is left (~$((420 - 75 - 10 - est[large])) s with L = 420, at least ${need[demo]}): its speed and projection." ;;
     3) echo "          memcheck and racecheck go on where call 1 stopped, then the re-measured stages." ;;
   esac
@@ -1024,6 +1034,78 @@ PYEOF
   ((rc == 0))
 }
 
+# --- python: the Python module on CUDA tensors (rematch.ot's losses, DLPack without a copy) -----------------
+# The prebuilt binaries hold no module: it is compiled against the machine's python3 (3.12 in its image, with
+# pybind11, pytest, NumPy and PyTorch among its pip packages; no POT), so it is built there, in $build_dir-py
+# (CUDA on, sm_90, Release; no tests, benchmarks, MPI or NCCL: target rematch_python and the engine under it),
+# with build-gpu-deps/ for the libraries the machine lacks. Then the module's tests that use the GPU
+# (tests/python/test_cuda.py, test_zero_copy.py, test_ot_loss.py: its CUDA case compares the losses and their
+# gradients on CUDA tensors with the CPU; the POT comparisons skip, as the image has no POT), a "needs a CUDA"
+# skip being a failure when nvidia-smi lists a GPU; then bench/python_ot_grad.py --device cuda on the L2RM
+# problems (B = 1, 128, 1024: forward + backward, CUDA allocator peak) into python_ot_grad.log. python.log holds
+# the configure, build and pytest output.
+stage_python() {
+  local limit dir="$build_dir-py" log="$out/python.log"
+  limit="$(stage_limit python)"
+  local stop=$((SECONDS + limit))
+  setup_deps >>"$log" 2>&1 || { result[python]="dependencies missing (python.log)"; return 1; }
+  local generator=() py
+  command -v ninja >/dev/null && [[ ! -f "$dir/CMakeCache.txt" || -f "$dir/build.ninja" ]] && generator=(-G Ninja)
+  py="$(command -v "$python")"
+  say "python: configure $dir for $py ($("$py" --version 2>&1)), CUDA on (at most $limit s)"
+  if ! cmake -S . -B "$dir" "${generator[@]}" -DREMATCH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+       -DCMAKE_BUILD_TYPE=Release -DREMATCH_PYTHON=ON -DPython_EXECUTABLE="$py" -DREMATCH_BUILD_TESTS=OFF \
+       -DREMATCH_BUILD_BENCH=OFF -DREMATCH_MPI=OFF -DREMATCH_NCCL=OFF "${cmake_dep_args[@]}" >>"$log" 2>&1; then
+    tail -n 30 "$log"
+    result[python]="configure failed (python.log: $(grep -m 1 -E 'CMake Error|cannot be built' "$log" | cut -c1-160))"
+    return 1
+  fi
+  local tool=(make -C "$dir" -j "$jobs")
+  [[ -f "$dir/build.ninja" ]] && tool=(ninja -C "$dir" -j "$jobs")
+  # The build leaves 60 s for the tests and the benchmark.
+  timeout --kill-after=15 $((stop - SECONDS - 60)) "${tool[@]}" rematch_python >>"$log" 2>&1
+  local rc=$?
+  if ((rc == 124 || rc == 137)); then
+    stage_finished=0
+    result[python]="the module's build stopped for time: the next call resumes it (python.log)"
+    return 1
+  elif ((rc != 0)); then
+    grep -E "error" "$log" | head -n 20
+    result[python]="the module's build failed (python.log)"
+    return 1
+  fi
+  say "python: pytest over the module's GPU tests"
+  local part="$out/python_pytest.part"
+  PYTHONPATH="$dir/python" OMP_NUM_THREADS=4 timeout --kill-after=10 $((stop - SECONDS - 20)) \
+    "$py" -m pytest -q -rs -p no:cacheprovider tests/python/test_cuda.py tests/python/test_zero_copy.py \
+    tests/python/test_ot_loss.py >"$part" 2>&1
+  rc=$?
+  cat "$part" >>"$log"
+  tail -n 15 "$part"
+  local line skips
+  line="$(grep -E "[0-9]+ (passed|failed)" "$part" | tail -n 1)"
+  skips="$(grep -c "needs a CUDA" "$part")"
+  rm -f "$part"
+  result[python]="pytest: ${line:-no result line}"
+  ((rc == 124 || rc == 137)) && { stage_finished=0; result[python]+=" (stopped for time)"; return 1; }
+  if ((skips > 0)) && gpu_listed; then
+    result[python]+="; FAILED: $skips skips for want of a CUDA device although nvidia-smi lists a GPU"
+    rc=1
+  fi
+  local left=$((stop - SECONDS - 5))
+  if ((left >= 30)); then
+    say "python: bench/python_ot_grad.py --device cuda (at most $left s)"
+    PYTHONPATH="$dir/python" timeout --kill-after=10 "$left" "$py" bench/python_ot_grad.py --device cuda \
+      --cases l2rm1,l2rm128,l2rm1024 --mem-budget 16 >"$out/python_ot_grad.log" 2>&1 ||
+      result[python]+="; python_ot_grad.py did not finish (python_ot_grad.log)"
+    tail -n 8 "$out/python_ot_grad.log"
+    result[python]+="; OT loss bench in python_ot_grad.log"
+  else
+    result[python]+="; no time left for bench/python_ot_grad.py"
+  fi
+  ((rc == 0))
+}
+
 # --- summary -------------------------------------------------------------------------------------------------
 write_summary() {
   local s summary=("| stage | result | seconds |" "|---|---|---:|")
@@ -1112,7 +1194,8 @@ usage: tools/gpu_check.sh --plan [1|2|3]          (here) what a slice runs and i
        tools/gpu_check.sh --prebuild              (here) build and pack the binaries into build-gpu-pre/
        tools/gpu_check.sh --slice 1|2|3 [STAGE...] (there) a slice, resuming what an earlier call left
        tools/gpu_check.sh STAGE...                 (there) these stages
-STAGE: build tests step score sinkhorn dist ops sinkhorn-large methods large demo memcheck racecheck cpu-tests,
+STAGE: build tests step score sinkhorn dist python ops sinkhorn-large methods large demo memcheck racecheck
+       cpu-tests,
        headline (step score sinkhorn), bench (ops sinkhorn sinkhorn-large), workloads (step score methods demo),
        all (every stage but racecheck)
 EOF
