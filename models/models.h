@@ -11,6 +11,7 @@
 #include "models/attention.h"
 #include "models/augment.h"
 #include "models/cost_net.h"
+#include "models/dscmr_model.h"
 #include "models/image_encoder.h"
 #include "models/local_similarity.h"
 #include "models/mlp_prototype.h"
