@@ -36,7 +36,7 @@ class DscmrGoldenStepTest : public test::TempDirTest {
     c.eval_batch = 1000;
     DscmrOptions& o = c.options<DscmrOptions>();
     o.hidden_dim = 7;
-    o.output_dim = 4;
+    o.common_dim = 4;
     o.alpha = 1e-3;
     o.beta = 0.1;
     o.dtype = DType::Float64;

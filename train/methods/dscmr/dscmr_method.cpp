@@ -54,7 +54,7 @@ DscmrMethod::DscmrMethod(const CommonOptions& common, const DscmrOptions& option
   mc.img_dim = train_images_.size(1);
   mc.txt_dim = train_texts_.size(1);
   mc.hidden_dim = options_.hidden_dim;
-  mc.common_dim = options_.output_dim;
+  mc.common_dim = options_.common_dim;
   mc.num_classes = num_classes_;
   Generator init_gen(common_.seed);
   model_ = std::make_unique<models::DscmrModel>(mc, options_.dtype, &init_gen);

@@ -11,10 +11,14 @@ OptionTable make_dscmr_flags() {
       "DSCMR (--method dscmr; docs/methods/dscmr.md)",
       [](TrainConfig& c) -> DscmrOptions& { return c.options<DscmrOptions>(); },
       [](const TrainConfig& c) -> const DscmrOptions& { return c.options<DscmrOptions>(); });
-  t.integer("hidden_dim", &DscmrOptions::hidden_dim, "DSCMR ImgNN/TextNN width (IDCM_NN img_output_dim)").at_least(1);
-  t.integer("output_dim", &DscmrOptions::output_dim, "DSCMR common space size (IDCM_NN minus_one_dim)").at_least(1);
-  t.real("alpha", &DscmrOptions::alpha, "DSCMR weight of the common-space discrimination loss (term2)").at_least(0);
-  t.real("beta", &DscmrOptions::beta, "DSCMR weight of the modality invariance loss (term3)").at_least(0);
+  // Flags of their own: --hidden_dim/--output_dim (uotrcl, mrl), --alpha (crcl) and --beta (mrl) mean other things.
+  t.integer("dscmr_hidden_dim", &DscmrOptions::hidden_dim, "DSCMR ImgNN/TextNN width (IDCM_NN img_output_dim)")
+      .at_least(1);
+  t.integer("dscmr_common_dim", &DscmrOptions::common_dim, "DSCMR common space size (IDCM_NN minus_one_dim)")
+      .at_least(1);
+  t.real("dscmr_alpha", &DscmrOptions::alpha, "DSCMR weight of the common-space discrimination loss (term2)")
+      .at_least(0);
+  t.real("dscmr_beta", &DscmrOptions::beta, "DSCMR weight of the modality invariance loss (term3)").at_least(0);
   return finish_table(t.table());
 }
 
@@ -28,10 +32,10 @@ const OptionTable& dscmr_flags() {
 std::vector<Default> dscmr_defaults() {
   const std::string main = "DSCMR `main.py`";
   std::vector<Default> d;
-  d.push_back(Default::always("hidden_dim", 2048, "DSCMR `model.py` IDCM_NN img_output_dim = text_output_dim = 2048"));
-  d.push_back(Default::always("output_dim", 1024, "DSCMR `model.py` IDCM_NN minus_one_dim = 1024"));
-  d.push_back(Default::always("alpha", 1e-3, main + " `alpha = 1e-3`"));
-  d.push_back(Default::always("beta", 0.1, main + " `beta = 1e-1`"));
+  d.push_back(Default::always("dscmr_hidden_dim", 2048, "DSCMR `model.py` IDCM_NN img_output_dim = text_output_dim = 2048"));
+  d.push_back(Default::always("dscmr_common_dim", 1024, "DSCMR `model.py` IDCM_NN minus_one_dim = 1024"));
+  d.push_back(Default::always("dscmr_alpha", 1e-3, main + " `alpha = 1e-3`"));
+  d.push_back(Default::always("dscmr_beta", 0.1, main + " `beta = 1e-1`"));
   d.push_back(Default::always("num_epochs", 500, main + " `MAX_EPOCH = 500`"));
   d.push_back(Default::always("batch_size", 100, main + " `batch_size = 100`"));
   d.push_back(Default::always("learning_rate", 1e-4, main + " `lr = 1e-4` (Adam, betas (0.5, 0.999))"));

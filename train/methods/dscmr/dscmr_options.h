@@ -12,11 +12,12 @@
 namespace rematch::train {
 
 struct DscmrOptions {
-  // model (docs/methods/dscmr.md §2): IDCM_NN img_output_dim = text_output_dim, minus_one_dim
-  int64_t hidden_dim = 4096;  // the shared flag's initial value; dscmr's default (2048) is in dscmr_defaults
-  int64_t output_dim = 512;   // likewise; dscmr's default is 1024
+  // model (docs/methods/dscmr.md §2): IDCM_NN img_output_dim = text_output_dim (2048), minus_one_dim (1024);
+  // -1: the default of dscmr_defaults
+  int64_t hidden_dim = -1;
+  int64_t common_dim = -1;
   // L = term1 + alpha·term2 + beta·term3 (train_model.py: calc_loss; main.py alpha = 1e-3, beta = 1e-1)
-  double alpha = 0.8;  // the shared flag's initial value (crcl's); dscmr's default is in dscmr_defaults
+  double alpha = std::numeric_limits<double>::quiet_NaN();
   double beta = std::numeric_limits<double>::quiet_NaN();
   // No flag: the dtype of the networks (float64 for the golden step).
   DType dtype = DType::Float32;

@@ -12,8 +12,12 @@ OptionTable make_mrl_flags() {
       [](TrainConfig& c) -> MrlOptions& { return c.options<MrlOptions>(); },
       [](const TrainConfig& c) -> const MrlOptions& { return c.options<MrlOptions>(); });
   // hidden_dim and output_dim are UOT-RCL's flags too (the same networks); mrl's defaults are in mrl_defaults.
-  t.integer("hidden_dim", &MrlOptions::hidden_dim, "MLP width (MRL mid_num)").at_least(1);
-  t.integer("output_dim", &MrlOptions::output_dim, "common space size (MRL --output_dim)").at_least(1);
+  t.integer("hidden_dim", &MrlOptions::hidden_dim, "MRL MLP width (mid_num)")
+      .at_least(1)
+      .from("MRL `nets/ImageNet.py`, `nets/TextNet.py` mid_num = 4096");
+  t.integer("output_dim", &MrlOptions::output_dim, "MRL common space size")
+      .at_least(1)
+      .from("MRL `utils/config.py` `--output_dim 512`");
   t.choice<MrlLabelLoss>("label_loss", &MrlOptions::label_loss, {{MrlLabelLoss::Mce, "mce"}, {MrlLabelLoss::Ce, "ce"}},
                          "MRL --loss: mce (robust clustering, the method) | ce (cross-entropy baseline)")
       .from("MRL README command `--loss MCE`");
@@ -39,8 +43,6 @@ std::vector<Default> mrl_defaults() {
                              "100 --beta 0.7`, Wikipedia)";
   const std::string config = "MRL `utils/config.py` default";
   std::vector<Default> d;
-  d.push_back(Default::always("hidden_dim", 4096, "MRL `nets/ImageNet.py`, `nets/TextNet.py` mid_num = 4096"));
-  d.push_back(Default::always("output_dim", 512, config + " `--output_dim 512`"));
   d.push_back(Default::per_preset("num_epochs", {{"wiki", 30}, {"nus", 100}, {"xmedianet", 100}, {"", 100}},
                                   "wiki: " + readme + "; otherwise " + config + " `--max_epochs 100`"));
   d.push_back(Default::always("batch_size", 100, readme + "; " + config));
