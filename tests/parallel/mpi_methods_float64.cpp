@@ -16,6 +16,8 @@
 #include "parallel/communicator.h"
 #include "train/methods/crcl/crcl_method.h"
 #include "train/methods/decl/decl_method.h"
+#include "train/methods/dscmr/dscmr_method.h"
+#include "train/methods/mrl/mrl_method.h"
 #include "train/methods/ncr/ncr_method.h"
 #include "train/methods/train_config.h"
 
@@ -57,8 +59,17 @@ int main(int argc, char** argv) {
     CrclOptions o = c.options<CrclOptions>();
     o.dtype = DType::Float64;
     m = std::make_unique<CrclMethod>(c, o, load_pairs_data(c, true, log), log);
+  } else if (c.method == "mrl") {
+    MrlOptions o = c.options<MrlOptions>();
+    o.dtype = DType::Float64;
+    m = std::make_unique<MrlMethod>(c, o, data::load_labeled(c.data_path, c.valid_len), log);
+  } else if (c.method == "dscmr") {
+    DscmrOptions o = c.options<DscmrOptions>();
+    o.dtype = DType::Float64;
+    m = std::make_unique<DscmrMethod>(c, o, data::load_labeled(c.data_path, c.valid_len), log);
   } else {
-    std::fprintf(stderr, "parallel_mpi_methods_float64: --method %s is not decl, crcl or ncr\n", c.method.c_str());
+    std::fprintf(stderr, "parallel_mpi_methods_float64: --method %s is not decl, crcl, ncr, mrl or dscmr\n",
+                 c.method.c_str());
     return 2;
   }
   std::FILE* out = comm.rank() == 0 ? std::fopen(argv[2], "w") : nullptr;

@@ -5,6 +5,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "parallel/gather_op.h"
+#include "train/methods/data_parallel.h"
 #include "train/methods/dscmr/dscmr_losses.h"
 #include "train/methods/kit/labeled_eval.h"
 #include "train/methods/uotrcl/uotrcl_losses.h"
@@ -95,9 +97,18 @@ StepResult DscmrMethod::train_step(int64_t epoch, int64_t step) {
                 " steps of the epoch");
   const int64_t b = std::min(B, n - start);  // load_data.py: DataLoader(shuffle=False), the last batch kept
   model_->train();
-  const Tensor u = model_->encode_images(narrow(train_images_, 0, start, b));
-  const Tensor v = model_->encode_texts(narrow(train_texts_, 0, start, b));
-  const Tensor pred_u = model_->classify(u), pred_v = model_->classify(v);
+  // Under mpirun each rank encodes its rows of the batch and every rank computes the whole loss from the gathered
+  // features and predictions, whose backward keeps each rank's rows; the gradients are summed over ranks.
+  parallel::Communicator& comm = parallel::world();
+  const bool shared = comm.world_size() > 1 && b >= comm.world_size();
+  const parallel::RowRange mine = shared ? batch_share(comm, b) : parallel::RowRange{0, b};
+  const auto whole = [&](const Tensor& x) {
+    return shared ? parallel::all_gather_rows(comm, x, parallel::GatherBackward::OwnRows) : x;
+  };
+  const Tensor my_u = model_->encode_images(narrow(train_images_, 0, start + mine.begin, mine.end - mine.begin));
+  const Tensor my_v = model_->encode_texts(narrow(train_texts_, 0, start + mine.begin, mine.end - mine.begin));
+  const Tensor u = whole(my_u), v = whole(my_v);
+  const Tensor pred_u = whole(model_->classify(my_u)), pred_v = whole(model_->classify(my_v));
   const Tensor y_v = narrow(one_hot_v_, 0, start, b), y_t = narrow(one_hot_t_, 0, start, b);
   // calc_loss: im_loss = term1 + alpha * term2 + beta * term3
   const Tensor term1 = dscmr::label_space_loss(pred_u, pred_v, y_v, y_t);
@@ -113,6 +124,7 @@ StepResult DscmrMethod::train_step(int64_t epoch, int64_t step) {
   check_finite_loss(name(), epoch, step, "loss", result.loss);
   optimizer_->zero_grad();
   backward(loss);
+  if (shared) all_reduce_gradients(comm, model_->parameters());
   clip_checked_gradients(name(), epoch, step, model_->parameters(), common_.grad_clip);
   optimizer_->step();
   return result;
@@ -168,8 +180,9 @@ const MethodSpec& dscmr_method_spec() {
     s.tables = {&dscmr_flags()};
     s.defaults = dscmr_defaults();
     s.check = check_dscmr;
-    // Not under mpirun: term2 couples every pair of a batch (docs/methods/dscmr.md §5).
-    s.data_parallel = false;
+    // Under mpirun (docs/distributed.md §4): each rank encodes its share of a batch's rows; the loss, whose term2
+    // couples every pair of the batch, runs on every rank from the gathered features and predictions.
+    s.data_parallel = true;
     s.make = make_with<DscmrOptions, data::LabeledDataset>(
         [](const CommonOptions& c, const DscmrOptions&, std::ostream&) {
           return data::load_labeled(c.data_path, c.valid_len);

@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "nn/functional.h"
+#include "parallel/gather_op.h"
+#include "train/methods/data_parallel.h"
 #include "train/methods/kit/labeled_eval.h"
 #include "train/methods/mrl/mrl_losses.h"
 #include "train/methods/uotrcl/uotrcl_losses.h"
@@ -106,10 +108,22 @@ StepResult MrlMethod::train_step(int64_t epoch, int64_t step) {
   const std::vector<int64_t> host_rows(order_.begin() + start, order_.begin() + std::min(n, start + B));
   const Tensor rows = kernels::to_device(from_vector(host_rows), device_);
   model_->train();
+  // Under mpirun each rank encodes its rows of the batch (rows are independent: no BatchNorm, no dropout) and
+  // every rank computes the whole loss from the gathered embeddings and logits, whose backward keeps each rank's
+  // rows; the gradients are summed over ranks before the update. A batch smaller than the world runs whole.
+  parallel::Communicator& comm = parallel::world();
+  const int64_t b = rows.size(0);
+  const bool shared = comm.world_size() > 1 && b >= comm.world_size();
+  const parallel::RowRange mine = shared ? batch_share(comm, b) : parallel::RowRange{0, b};
+  const Tensor my_rows = shared ? narrow(rows, 0, mine.begin, mine.end - mine.begin) : rows;
+  const auto whole = [&](const Tensor& x) {
+    return shared ? parallel::all_gather_rows(comm, x, parallel::GatherBackward::OwnRows) : x;
+  };
   // main_noisy.py train(): outputs = [net_v(x_v)]; preds = [outputs[v].mm(C)]; losses = [criterion(preds[v], t_v)]
-  const Tensor z_v = model_->encode_images(index_select(train_images_, 0, rows));
-  const Tensor z_t = model_->encode_texts(index_select(train_texts_, 0, rows));
-  const Tensor logits_v = model_->logits(z_v), logits_t = model_->logits(z_t);
+  const Tensor my_z_v = model_->encode_images(index_select(train_images_, 0, my_rows));
+  const Tensor my_z_t = model_->encode_texts(index_select(train_texts_, 0, my_rows));
+  const Tensor z_v = whole(my_z_v), z_t = whole(my_z_t);
+  const Tensor logits_v = whole(model_->logits(my_z_v)), logits_t = whole(model_->logits(my_z_t));
   const Tensor q_v = index_select(one_hot_v_, 0, rows), q_t = index_select(one_hot_t_, 0, rows);
   Tensor label_v, label_t;
   if (options_.label_loss == MrlLabelLoss::Mce) {
@@ -133,6 +147,7 @@ StepResult MrlMethod::train_step(int64_t epoch, int64_t step) {
   check_finite_loss(name(), epoch, step, "loss", result.loss);
   optimizer_->zero_grad();
   backward(loss);
+  if (shared) all_reduce_gradients(comm, model_->parameters());
   clip_checked_gradients(name(), epoch, step, model_->parameters(), common_.grad_clip);
   optimizer_->step();
   // main_noisy.py renormalises C's columns at the top of every batch (C.data = C / C.norm(dim=0)); doing it right
@@ -202,8 +217,9 @@ const MethodSpec& mrl_method_spec() {
     s.tables = {&mrl_flags()};
     s.defaults = mrl_defaults();
     s.check = check_mrl;
-    // Not under mpirun: the contrastive loss couples every pair of a batch (docs/methods/mrl.md §5).
-    s.data_parallel = false;
+    // Under mpirun (docs/distributed.md §4): each rank encodes its share of a batch's rows; the losses, which
+    // couple every pair of the batch (L_c), run on every rank from the gathered embeddings and logits.
+    s.data_parallel = true;
     s.make = make_with<MrlOptions, data::LabeledDataset>(
         [](const CommonOptions& c, const MrlOptions&, std::ostream&) {
           return data::load_labeled(c.data_path, c.valid_len);
