@@ -17,6 +17,7 @@
 #include "models/mlp_prototype.h"
 #include "models/padding.h"
 #include "models/saf.h"
+#include "models/sdml_model.h"
 #include "models/sgr.h"
 #include "models/sgraf_checkpoint.h"
 #include "models/sgraf_config.h"

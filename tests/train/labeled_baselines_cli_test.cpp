@@ -1,8 +1,9 @@
-// `rematch train --method mrl | dscmr` from the command line: each preset's --dry_run resolves the official
+// `rematch train --method mrl | dscmr | sdml` from the command line: each preset's --dry_run resolves the official
 // code's settings (docs/presets.md), the flags of the two methods and the common ones they cannot take are
 // refused by name, and another method's ablation switch is refused for them.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
@@ -59,6 +60,13 @@ TEST_F(LabeledBaselinesCliTest, PresetsResolveTheOfficialSettings) {
   EXPECT_DOUBLE_EQ(d.at("dscmr_alpha").get<double>(), 1e-3);
   EXPECT_DOUBLE_EQ(d.at("dscmr_beta").get<double>(), 0.1);
   EXPECT_EQ(d.at("valid_len"), 4000);
+  const nlohmann::json s = dry_run(train("sdml") + std::vector<std::string>{"--preset", "wiki"});
+  EXPECT_EQ(s.at("num_epochs"), 200);  // SDML main_SDML.py
+  EXPECT_EQ(s.at("sdml_hidden_dim"), 1024);
+  EXPECT_EQ(s.at("output_dim"), 512);
+  EXPECT_DOUBLE_EQ(s.at("sdml_alpha").get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(s.at("learning_rate").get<double>(), 1e-4);
+  EXPECT_DOUBLE_EQ(s.at("sdml_text_lr").get<double>(), 2e-4);
 }
 
 TEST_F(LabeledBaselinesCliTest, BadFlagsAreRefusedByName) {
@@ -75,6 +83,15 @@ TEST_F(LabeledBaselinesCliTest, BadFlagsAreRefusedByName) {
   expect_refused(train("dscmr") + V{"--dscmr_hidden_dim", "0"}, "--dscmr_hidden_dim");
   expect_refused(train("dscmr") + V{"--lr_update", "3"}, "--lr_update");
   expect_refused(train("dscmr") + V{"--confident_set", "random"}, "--confident_set");
+  expect_refused(train("sdml") + V{"--sdml_alpha", "1.5"}, "--sdml_alpha");
+  expect_refused(train("sdml") + V{"--sdml_text_lr", "0"}, "--sdml_text_lr");
+  expect_refused(train("sdml") + V{"--lr_update", "2"}, "--lr_update");
+  // --output_dim below the 3 classes: refused when the data is read (W = orthogonal(L×L)[:, :K]), before a run
+  // folder is made.
+  expect_refused({"train", "--method", "sdml", "--data_path", path("d") + "/synth_labeled", "--output_dim", "2",
+                  "--batch_size", "10", "--num_epochs", "1", "--run_dir", path("run")},
+                 "--output_dim");
+  EXPECT_FALSE(std::filesystem::exists(path("run")));
 }
 
 }  // namespace

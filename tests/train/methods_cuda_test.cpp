@@ -41,6 +41,7 @@
 #include "train/methods/rcsl/rcsl_method.h"
 #include "train/methods/dscmr/dscmr_options.h"
 #include "train/methods/mrl/mrl_options.h"
+#include "train/methods/sdml/sdml_options.h"
 #include "train/methods/uotrcl/label_correction.h"
 #include "train/methods/uotrcl/uotrcl_losses.h"
 #include "train/synth/labeled_world.h"
@@ -330,12 +331,13 @@ TEST_F(MethodsCuda, UotrclWarmupLabelCorrectionAndMainStepsAsOnTheCpu) {
 }
 
 // The class-labelled baselines on the same tiny world: MRL (MCE + the multimodal contrastive loss, its cosine
-// schedule, the prototypes renormalised) and DSCMR (its three terms), three epochs each, step for step.
-TEST_F(MethodsCuda, MrlAndDscmrStepsAsOnTheCpu) {
+// schedule, the prototypes renormalised), DSCMR (its three terms) and SDML (two views, each with its decoder and
+// Adam), three epochs each, step for step.
+TEST_F(MethodsCuda, MrlDscmrAndSdmlStepsAsOnTheCpu) {
   SKIP_WITHOUT_CUDA();
   const std::string data =
       synth::write_labeled_world(synth::make_labeled_world(uotrcl_test::tiny_world()), path("labeled"));
-  for (const std::string method : {"mrl", "dscmr"}) {
+  for (const std::string method : {"mrl", "dscmr", "sdml"}) {
     TrainConfig c;
     c.method = method;
     c.data_path = data;
@@ -348,6 +350,8 @@ TEST_F(MethodsCuda, MrlAndDscmrStepsAsOnTheCpu) {
     c.learning_rate = 1e-3;
     c.options<MrlOptions>().hidden_dim = c.options<DscmrOptions>().hidden_dim = 32;
     c.options<MrlOptions>().output_dim = c.options<DscmrOptions>().common_dim = 16;
+    c.options<SdmlOptions>().hidden_dim = 32;
+    c.options<SdmlOptions>().output_dim = 16;
     resolve_defaults(c);
     expect_same_run(run_epochs(c, "cuda", 3, 1000), run_epochs(c, "cpu", 3, 1000), method);
   }

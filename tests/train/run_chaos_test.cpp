@@ -43,9 +43,11 @@ std::vector<std::string> method_args(const std::string& method) {
          "--hidden_dim", "16", "--output_dim", "8", "--confident_per_class", "5", "--knn", "5"});
     return a;
   }
-  if (method == "mrl" || method == "dscmr") {  // the class-labelled baselines (MRL: its cosine schedule moves)
+  // The class-labelled baselines (MRL: its cosine schedule moves the learning rate every epoch).
+  if (method == "mrl" || method == "dscmr" || method == "sdml") {
     add({"--data_path", "../labeled/synth_labeled", "--num_epochs", "3", "--batch_size", "20", "--noise_ratio", "0.4"});
     if (method == "mrl") add({"--hidden_dim", "16", "--output_dim", "8"});
+    else if (method == "sdml") add({"--sdml_hidden_dim", "16", "--output_dim", "8"});
     else add({"--dscmr_hidden_dim", "16", "--dscmr_common_dim", "8"});
     return a;
   }
@@ -248,7 +250,7 @@ std::string case_name(const ::testing::TestParamInfo<std::tuple<std::string, int
 INSTANTIATE_TEST_SUITE_P(EveryMethod, ResumeExactTest,
                          ::testing::Combine(::testing::Values("triplet", "infonce", "rcl", "l2rm", "rcsl", "rcsl-nc",
                                                               "uotrcl", "decl", "crcl", "ncr", "mrl",
-                                                              "dscmr"),
+                                                              "dscmr", "sdml"),
                                             ::testing::Values(1, 2, 4)),
                          case_name);
 

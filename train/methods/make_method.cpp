@@ -20,6 +20,7 @@ const MethodSpec& decl_method_spec();
 const MethodSpec& crcl_method_spec();
 const MethodSpec& mrl_method_spec();
 const MethodSpec& dscmr_method_spec();
+const MethodSpec& sdml_method_spec();
 
 // The methods of `rematch train`, in the order of --help and docs/presets.md: one line each.
 const std::vector<const MethodSpec*>& registered_methods() {
@@ -36,6 +37,7 @@ const std::vector<const MethodSpec*>& registered_methods() {
       &crcl_method_spec(),
       &mrl_method_spec(),
       &dscmr_method_spec(),
+      &sdml_method_spec(),
   };
   return methods;
 }

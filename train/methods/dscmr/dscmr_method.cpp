@@ -136,7 +136,9 @@ void DscmrMethod::end_epoch(int64_t epoch) {
 
 EvalResult DscmrMethod::evaluate(const data::LabeledSplit& split, const std::string& name) {
   model_->eval();
-  const auto prepare = [this](const Tensor& x) { return kernels::cast(kernels::to_device(x, device_), options_.dtype); };
+  const auto prepare = [this](const Tensor& x) {
+    return kernels::cast(kernels::to_device(x, device_), options_.dtype);
+  };
   // evaluate.py: fx_calc_map_label(view1_feature, view2_feature, label) on the common-space features, cosine.
   return evaluate_labeled_split(
       split, common_.eval_batch, [&](const Tensor& x) { return model_->encode_images(prepare(x)); },

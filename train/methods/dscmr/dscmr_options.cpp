@@ -32,7 +32,8 @@ const OptionTable& dscmr_flags() {
 std::vector<Default> dscmr_defaults() {
   const std::string main = "DSCMR `main.py`";
   std::vector<Default> d;
-  d.push_back(Default::always("dscmr_hidden_dim", 2048, "DSCMR `model.py` IDCM_NN img_output_dim = text_output_dim = 2048"));
+  d.push_back(Default::always("dscmr_hidden_dim", 2048,
+                              "DSCMR `model.py` IDCM_NN img_output_dim = text_output_dim = 2048"));
   d.push_back(Default::always("dscmr_common_dim", 1024, "DSCMR `model.py` IDCM_NN minus_one_dim = 1024"));
   d.push_back(Default::always("dscmr_alpha", 1e-3, main + " `alpha = 1e-3`"));
   d.push_back(Default::always("dscmr_beta", 0.1, main + " `beta = 1e-1`"));

@@ -162,7 +162,9 @@ void MrlMethod::end_epoch(int64_t epoch) {
 
 EvalResult MrlMethod::evaluate(const data::LabeledSplit& split, const std::string& name) {
   model_->eval();
-  const auto prepare = [this](const Tensor& x) { return kernels::cast(kernels::to_device(x, device_), options_.dtype); };
+  const auto prepare = [this](const Tensor& x) {
+    return kernels::cast(kernels::to_device(x, device_), options_.dtype);
+  };
   return evaluate_labeled_split(
       split, common_.eval_batch, [&](const Tensor& x) { return model_->encode_images(prepare(x)); },
       [&](const Tensor& x) { return model_->encode_texts(prepare(x)); }, "mrl", name);
