@@ -1,5 +1,5 @@
 #!/bin/sh
-# decl, crcl, ncr, mrl and dscmr in float64 on 2 and 3 ranks against 1 process (tests/parallel/mpi_methods_float64.cpp): every
+# decl, crcl, ncr, mrl, dscmr and sdml in float64 on 2 and 3 ranks against 1 process (tests/parallel/mpi_methods_float64.cpp): every
 # epoch's statistics, every step's loss and terms, each epoch's validation and the last state's test (recalls,
 # ranks, rSum) within 1e-9 of one process's, relative to max(1, |value|), and the same words (record kinds, names,
 # step counts) in the same places. Measured here: at most 3.1e-13 (ncr/SAF), 1.5e-13 (decl/SAF), 8.8e-14 (crcl/SAF,
@@ -56,9 +56,11 @@ for case in "ncr SAF --warmup_epoch 1 --num_epochs 1" "decl SAF --warmup_epoch 1
   done
 done
 # The class-labelled methods on a synthetic labelled set (mrl: MCE + the contrastive loss over the gathered batch;
-# dscmr: its three terms), 3 epochs of batches of 20 (the last one partial).
+# dscmr: its three terms; sdml: two views' codes and reconstructions), 3 epochs of batches of 20 (the last one
+# partial, except for sdml, which drops it).
 "$R" synth --kind labeled --out l --samples 70 --valid_samples 20 --test_samples 20 --classes 4 --seed 3 >/dev/null
-for case in "mrl --hidden_dim 16 --output_dim 8" "dscmr --dscmr_hidden_dim 16 --dscmr_common_dim 8"; do
+for case in "mrl --hidden_dim 16 --output_dim 8" "dscmr --dscmr_hidden_dim 16 --dscmr_common_dim 8" \
+  "sdml --sdml_hidden_dim 16 --output_dim 8"; do
   set -- $case
   m=$1
   shift

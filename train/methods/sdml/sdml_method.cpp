@@ -5,6 +5,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "parallel/gather_op.h"
+#include "train/methods/data_parallel.h"
 #include "train/methods/kit/labeled_eval.h"
 #include "train/methods/uotrcl/uotrcl_losses.h"
 
@@ -97,11 +99,22 @@ EpochInfo SdmlMethod::begin_epoch(int64_t epoch) {
 
 SdmlMethod::ViewLoss SdmlMethod::view_loss(models::SdmlView& view, const Tensor& x, const Tensor& y,
                                            const Tensor& labelled) {
+  // Under mpirun each rank encodes (and decodes) its rows of the batch; the codes and reconstructions are gathered
+  // with the backward that keeps each rank's rows, every rank computes the whole loss, and the gradients are summed
+  // over ranks. A batch smaller than the world runs whole.
+  parallel::Communicator& comm = parallel::world();
+  const int64_t b = x.size(0);
+  const bool shared = comm.world_size() > 1 && b >= comm.world_size();
+  const parallel::RowRange mine = shared ? batch_share(comm, b) : parallel::RowRange{0, b};
+  const auto whole = [&](const Tensor& t) {
+    return shared ? parallel::all_gather_rows(comm, t, parallel::GatherBackward::OwnRows) : t;
+  };
   // out_net = Net(train_x)[-1]; pred = out_net.mm(W); ae_pred = AE(out_net)[-1]
-  const Tensor z = view.net().forward(x);
-  const Tensor pred = matmul(z, model_->W());
+  const Tensor my_z = view.net().forward(shared ? narrow(x, 0, mine.begin, mine.end - mine.begin) : x);
+  const Tensor pred = matmul(whole(my_z), model_->W());
+  const Tensor ae_pred = whole(view.ae().forward(my_z));
   ViewLoss l;
-  l.ae = mul(mean_row_distance(view.ae().forward(z), x), options_.alpha);  // criterion(ae_pred, ae_data) * alpha
+  l.ae = mul(mean_row_distance(ae_pred, x), options_.alpha);  // criterion(ae_pred, ae_data) * alpha
   // criterion(pred[labeled_inx], train_y[labeled_inx]) * (1 - alpha); no labelled row: no term
   if (labelled.size(0) > 0)
     l.d = mul(mean_row_distance(index_select(pred, 0, labelled), index_select(y, 0, labelled)), 1.0 - options_.alpha);
@@ -141,6 +154,8 @@ StepResult SdmlMethod::train_step(int64_t epoch, int64_t step) {
   img_optimizer_->zero_grad();
   txt_optimizer_->zero_grad();
   backward(loss);
+  if (parallel::world().world_size() > 1 && B >= parallel::world().world_size())
+    all_reduce_gradients(parallel::world(), model_->parameters());
   clip_checked_gradients(name(), epoch, step, model_->parameters(), common_.grad_clip);
   img_optimizer_->step();
   txt_optimizer_->step();
@@ -207,9 +222,9 @@ const MethodSpec& sdml_method_spec() {
     s.tables = {&sdml_flags()};
     s.defaults = sdml_defaults();
     s.check = check_sdml;
-    // Not under mpirun: the official code parallelises over views (one process each), not over a batch's rows;
-    // the step has not been written to share a batch (docs/methods/sdml.md §5).
-    s.data_parallel = false;
+    // Under mpirun (docs/distributed.md §4): each rank encodes and decodes its share of a batch's rows; the loss
+    // runs on every rank from the gathered codes and reconstructions. (The official code parallelises over views.)
+    s.data_parallel = true;
     s.make = make_with<SdmlOptions, data::LabeledDataset>(
         [](const CommonOptions& c, const SdmlOptions&, std::ostream&) {
           return data::load_labeled(c.data_path, c.valid_len);
