@@ -2,15 +2,18 @@
 
 namespace rematch::models {
 
-ModalityMlp::ModalityMlp(int64_t input_dim, int64_t hidden_dim, int64_t output_dim, DType dtype, Generator* gen) {
+ModalityMlp::ModalityMlp(int64_t input_dim, int64_t hidden_dim, int64_t output_dim, DType dtype, Generator* gen,
+                         double norm_eps)
+    : norm_eps_(norm_eps) {
+  REMATCH_CHECK(norm_eps >= 0, "ModalityMlp: norm_eps must be at least 0, got ", norm_eps);
   fc1_ = register_module("fc1", std::make_shared<nn::Linear>(input_dim, hidden_dim, true, dtype, gen));
   fc2_ = register_module("fc2", std::make_shared<nn::Linear>(hidden_dim, hidden_dim, true, dtype, gen));
   fc3_ = register_module("fc3", std::make_shared<nn::Linear>(hidden_dim, output_dim, true, dtype, gen));
 }
 
-Tensor ModalityMlp::forward(const Tensor& x) { return forward_with(parameters(), x); }
+Tensor ModalityMlp::forward(const Tensor& x) { return forward_with(parameters(), x, norm_eps_); }
 
-Tensor ModalityMlp::forward_with(const TensorList& params, const Tensor& x) {
+Tensor ModalityMlp::forward_with(const TensorList& params, const Tensor& x, double norm_eps) {
   REMATCH_CHECK(params.size() == kNumParams, "ModalityMlp: expected ", kNumParams, " parameter tensors, got ",
                 params.size());
   REMATCH_CHECK(x.defined() && x.dim() == 2, "ModalityMlp: input must be [N, d_in], got ",
@@ -18,7 +21,7 @@ Tensor ModalityMlp::forward_with(const TensorList& params, const Tensor& x) {
   // MRL ImageNet.forward: relu(fc1), relu(fc2), fc3, divide by the row norm.
   Tensor h = relu(nn::linear(x, params[0], params[1], "ModalityMlp fc1"));
   h = relu(nn::linear(h, params[2], params[3], "ModalityMlp fc2"));
-  return l2_normalize(nn::linear(h, params[4], params[5], "ModalityMlp fc3"), 1, 1e-8);
+  return l2_normalize(nn::linear(h, params[4], params[5], "ModalityMlp fc3"), 1, norm_eps);
 }
 
 MlpPrototypeModel::MlpPrototypeModel(const MlpPrototypeConfig& config, DType dtype, Generator* gen)
@@ -30,8 +33,10 @@ MlpPrototypeModel::MlpPrototypeModel(const MlpPrototypeConfig& config, DType dty
                 ", num_classes ", config.num_classes, ")");
   prototypes_ = register_parameter("C", empty({config.output_dim, config.num_classes}, dtype));
   const int64_t hidden = config.hidden_dim, out = config.output_dim;
-  img_net_ = register_module("img_net", std::make_shared<ModalityMlp>(config.img_dim, hidden, out, dtype, gen));
-  txt_net_ = register_module("txt_net", std::make_shared<ModalityMlp>(config.txt_dim, hidden, out, dtype, gen));
+  img_net_ = register_module("img_net", std::make_shared<ModalityMlp>(config.img_dim, hidden, out, dtype, gen,
+                                                                           config.norm_eps));
+  txt_net_ = register_module("txt_net", std::make_shared<ModalityMlp>(config.txt_dim, hidden, out, dtype, gen,
+                                                                           config.norm_eps));
   // MRL: orthogonal(L×L)[:, :K]. orthogonal_ on [L, K] draws the same (Haar) distribution of K orthonormal
   // columns when K <= L; when K > L the rows are orthonormal instead and the columns are then scaled to 1.
   nn::orthogonal_(prototypes_, 1.0, gen);

@@ -5,7 +5,9 @@
 //   prototypes: C [L, K], column k = μ_k; orthogonal init (MRL: orthogonal L×L, first K columns), columns
 //              unit length; p(k | x) = softmax_k(μ_kᵀ z / τ₁), τ₁ = 1 (UOT-RCL §III).
 // MRL divides by the bare norm; the 1e-8 guards a zero output (the rematch rule for divisions that can give
-// NaN) and changes a unit-scale result by about 1e-8 relative.
+// NaN) and changes a unit-scale result by about 1e-8 relative. `norm_eps` sets it: the mrl method divides by
+// the bare norm as MRL does (its golden step against the official code holds to 1e-10 only so; a zero output then
+// gives a non-finite loss, which the step refuses by name).
 // Prototype normalisation (a §4.5 ambiguity) follows MRL: C is used as it is in the forward, and the caller
 // renormalises its columns in place before every optimizer step (renormalize_prototypes), as MRL's training
 // loop does (`C.data = C / C.norm(dim=0)`). The constructor leaves the columns unit length.
@@ -24,18 +26,19 @@ namespace rematch::models {
 class ModalityMlp : public nn::Module {
  public:
   ModalityMlp(int64_t input_dim, int64_t hidden_dim, int64_t output_dim, DType dtype = DType::Float32,
-              Generator* gen = nullptr);
+              Generator* gen = nullptr, double norm_eps = 1e-8);
   static constexpr size_t kNumParams = 6;
 
   // x [N, input_dim] -> unit rows [N, output_dim].
   Tensor forward(const Tensor& x);
   // The same with `params` (named_parameters() order) in place of the module's own, for gradient checks.
-  static Tensor forward_with(const TensorList& params, const Tensor& x);
+  static Tensor forward_with(const TensorList& params, const Tensor& x, double norm_eps = 1e-8);
 
   int64_t input_dim() const { return fc1_->in_features(); }
 
  private:
   std::shared_ptr<nn::Linear> fc1_, fc2_, fc3_;
+  double norm_eps_ = 1e-8;
 };
 
 struct MlpPrototypeConfig {
@@ -44,6 +47,7 @@ struct MlpPrototypeConfig {
   int64_t hidden_dim = 4096;  // MRL's mid_num
   int64_t output_dim = 512;   // L
   int64_t num_classes = 0;    // K, required
+  double norm_eps = 1e-8;     // z = y / (‖y‖ + norm_eps); 0 for MRL's bare norm
 };
 
 class MlpPrototypeModel : public nn::Module {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# decl, crcl and ncr in float64 on 2 and 3 ranks against 1 process (tests/parallel/mpi_methods_float64.cpp): every
+# decl, crcl, ncr, mrl, dscmr and sdml in float64 on 2 and 3 ranks against 1 process (tests/parallel/mpi_methods_float64.cpp): every
 # epoch's statistics, every step's loss and terms, each epoch's validation and the last state's test (recalls,
 # ranks, rSum) within 1e-9 of one process's, relative to max(1, |value|), and the same words (record kinds, names,
 # step counts) in the same places. Measured here: at most 3.1e-13 (ncr/SAF), 1.5e-13 (decl/SAF), 8.8e-14 (crcl/SAF,
@@ -13,6 +13,30 @@ set -eu
 R=$1 P=$2 MPIRUN=$3 W=$4
 rm -rf "$W" && mkdir -p "$W" && cd "$W"
 "$R" synth --kind pairs --out d --images 24 --dev_images 4 --test_images 6 --regions 4 --feature_dim 8 --seed 3 >/dev/null
+# compare_runs LABEL ONE N: the files of 1 and N ranks, word for word and number for number (within 1e-9).
+compare_runs() {
+  awk -v label="$1" '
+    NR == FNR { a[FNR] = $0; na = FNR; next }
+    {
+      nb = FNR
+      k = split(a[FNR], x, " "); l = split($0, y, " ")
+      if (k != l) { print label ": line " FNR " differs: " a[FNR] " | " $0; bad = 1; next }
+      for (i = 1; i <= k; i++) {
+        if (x[i] ~ /^[a-z_]/ || y[i] ~ /^[a-z_]/) {
+          if (x[i] != y[i]) { print label ": line " FNR " differs: " a[FNR] " | " $0; bad = 1 }
+          continue
+        }
+        d = x[i] - y[i]; if (d < 0) d = -d
+        s = x[i] < 0 ? -x[i] : x[i]; if (s < 1) s = 1
+        if (d / s > worst) { worst = d / s; where = "line " FNR ": " x[i] " against " y[i] }
+      }
+    }
+    END {
+      if (na != nb) { print label ": " na " lines against " nb; bad = 1 }
+      printf "%s: %d lines, max relative difference %.3g %s\n", label, nb, worst, where
+      if (bad || worst > 1e-9) exit 1
+    }' "$2" "$3"
+}
 model="--preset f30k --data_name synth_precomp --data_path d --embed_size 16 --word_dim 8 --sim_dim 8 --batch_size 8"
 for case in "ncr SAF --warmup_epoch 1 --num_epochs 1" "decl SAF --warmup_epoch 1 --num_epochs 2" \
   "crcl SAF --warmup_epoch 1 --schedules 1 1 --num_epochs 2"; do
@@ -28,26 +52,25 @@ for case in "ncr SAF --warmup_epoch 1 --num_epochs 1" "decl SAF --warmup_epoch 1
   grep -q "^val .* rsum " "${m}_1.txt" && grep -q "^test .* rsum " "${m}_1.txt" ||
     { echo "$m: no validation or test record"; exit 1; }
   for n in 2 3; do
-    awk -v label="$m $module, $n ranks against 1 process (float64)" '
-      NR == FNR { a[FNR] = $0; na = FNR; next }
-      {
-        nb = FNR
-        k = split(a[FNR], x, " "); l = split($0, y, " ")
-        if (k != l) { print label ": line " FNR " differs: " a[FNR] " | " $0; bad = 1; next }
-        for (i = 1; i <= k; i++) {
-          if (x[i] ~ /^[a-z_]/ || y[i] ~ /^[a-z_]/) {
-            if (x[i] != y[i]) { print label ": line " FNR " differs: " a[FNR] " | " $0; bad = 1 }
-            continue
-          }
-          d = x[i] - y[i]; if (d < 0) d = -d
-          s = x[i] < 0 ? -x[i] : x[i]; if (s < 1) s = 1
-          if (d / s > worst) { worst = d / s; where = "line " FNR ": " x[i] " against " y[i] }
-        }
-      }
-      END {
-        if (na != nb) { print label ": " na " lines against " nb; bad = 1 }
-        printf "%s: %d lines, max relative difference %.3g %s\n", label, nb, worst, where
-        if (bad || worst > 1e-9) exit 1
-      }' "${m}_1.txt" "${m}_$n.txt"
+    compare_runs "$m $module, $n ranks against 1 process (float64)" "${m}_1.txt" "${m}_$n.txt"
+  done
+done
+# The class-labelled methods on a synthetic labelled set (mrl: MCE + the contrastive loss over the gathered batch;
+# dscmr: its three terms; sdml: two views' codes and reconstructions), 3 epochs of batches of 20 (the last one
+# partial, except for sdml, which drops it).
+"$R" synth --kind labeled --out l --samples 70 --valid_samples 20 --test_samples 20 --classes 4 --seed 3 >/dev/null
+for case in "mrl --hidden_dim 16 --output_dim 8" "dscmr --dscmr_hidden_dim 16 --dscmr_common_dim 8" \
+  "sdml --sdml_hidden_dim 16 --output_dim 8"; do
+  set -- $case
+  m=$1
+  shift
+  "$R" train --method "$m" "$@" --data_path l/synth_labeled --noise_ratio 0.4 --num_epochs 3 --batch_size 20 \
+    --learning_rate 1e-3 --dry_run >"$m.json" 2>dry.err || { cat dry.err; exit 1; }
+  for n in 1 2 3; do
+    "$MPIRUN" --allow-run-as-root --oversubscribe -n $n "$P" "$m.json" "${m}_$n.txt" 2>run.err || { cat run.err; exit 1; }
+  done
+  grep -q "^step" "${m}_1.txt" && grep -q "^test .* map_avg " "${m}_1.txt" || { echo "$m: no step or test"; exit 1; }
+  for n in 2 3; do
+    compare_runs "$m, $n ranks against 1 process (float64)" "${m}_1.txt" "${m}_$n.txt"
   done
 done

@@ -1,5 +1,5 @@
-// decl, crcl and ncr trained in float64 on real ranks (docs/distributed.md §4.1, items 8-10): run by
-// tests/parallel/methods_float64.sh as `mpirun -n N parallel_mpi_methods_float64 CONFIG OUT` for N = 1, 2, 3. The
+// decl, crcl, ncr, mrl, dscmr and sdml trained in float64 on real ranks (docs/distributed.md §4.1, items 6 and
+// 8-10): run by tests/parallel/methods_float64.sh as `mpirun -n N parallel_mpi_methods_float64 CONFIG OUT` for N = 1, 2, 3. The
 // method is built from CONFIG (the JSON of `rematch train --dry_run`) with its model, batches and losses in
 // float64 (PairsOptions::dtype, as the golden-step tests do) and trained for its epochs; rank 0 writes each epoch's
 // statistics, every step's loss and terms, each epoch's validation (the metrics the trainer logs, sharded over the
@@ -16,6 +16,9 @@
 #include "parallel/communicator.h"
 #include "train/methods/crcl/crcl_method.h"
 #include "train/methods/decl/decl_method.h"
+#include "train/methods/dscmr/dscmr_method.h"
+#include "train/methods/mrl/mrl_method.h"
+#include "train/methods/sdml/sdml_method.h"
 #include "train/methods/ncr/ncr_method.h"
 #include "train/methods/train_config.h"
 
@@ -57,8 +60,21 @@ int main(int argc, char** argv) {
     CrclOptions o = c.options<CrclOptions>();
     o.dtype = DType::Float64;
     m = std::make_unique<CrclMethod>(c, o, load_pairs_data(c, true, log), log);
+  } else if (c.method == "mrl") {
+    MrlOptions o = c.options<MrlOptions>();
+    o.dtype = DType::Float64;
+    m = std::make_unique<MrlMethod>(c, o, data::load_labeled(c.data_path, c.valid_len), log);
+  } else if (c.method == "dscmr") {
+    DscmrOptions o = c.options<DscmrOptions>();
+    o.dtype = DType::Float64;
+    m = std::make_unique<DscmrMethod>(c, o, data::load_labeled(c.data_path, c.valid_len), log);
+  } else if (c.method == "sdml") {
+    SdmlOptions o = c.options<SdmlOptions>();
+    o.dtype = DType::Float64;
+    m = std::make_unique<SdmlMethod>(c, o, data::load_labeled(c.data_path, c.valid_len), log);
   } else {
-    std::fprintf(stderr, "parallel_mpi_methods_float64: --method %s is not decl, crcl or ncr\n", c.method.c_str());
+    std::fprintf(stderr, "parallel_mpi_methods_float64: --method %s is not decl, crcl, ncr, mrl, dscmr or sdml\n",
+                 c.method.c_str());
     return 2;
   }
   std::FILE* out = comm.rank() == 0 ? std::fopen(argv[2], "w") : nullptr;

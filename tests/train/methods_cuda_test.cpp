@@ -39,6 +39,9 @@
 #include "train/methods/l2rm/l2rm_method.h"
 #include "train/methods/rcsl/memory_bank.h"
 #include "train/methods/rcsl/rcsl_method.h"
+#include "train/methods/dscmr/dscmr_options.h"
+#include "train/methods/mrl/mrl_options.h"
+#include "train/methods/sdml/sdml_options.h"
 #include "train/methods/uotrcl/label_correction.h"
 #include "train/methods/uotrcl/uotrcl_losses.h"
 #include "train/synth/labeled_world.h"
@@ -325,6 +328,33 @@ TEST_F(MethodsCuda, UotrclWarmupLabelCorrectionAndMainStepsAsOnTheCpu) {
     gpu[e].info.stats["lc_iterations"] = it->second;
   }
   expect_same_run(gpu, cpu, "uotrcl", 1e-3);
+}
+
+// The class-labelled baselines on the same tiny world: MRL (MCE + the multimodal contrastive loss, its cosine
+// schedule, the prototypes renormalised), DSCMR (its three terms) and SDML (two views, each with its decoder and
+// Adam), three epochs each, step for step.
+TEST_F(MethodsCuda, MrlDscmrAndSdmlStepsAsOnTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const std::string data =
+      synth::write_labeled_world(synth::make_labeled_world(uotrcl_test::tiny_world()), path("labeled"));
+  for (const std::string method : {"mrl", "dscmr", "sdml"}) {
+    TrainConfig c;
+    c.method = method;
+    c.data_path = data;
+    c.valid_len = 0;
+    c.noise_ratio = 0.2;
+    c.noise_seed = 7;
+    c.seed = 1;
+    c.batch_size = 50;
+    c.num_epochs = 3;
+    c.learning_rate = 1e-3;
+    c.options<MrlOptions>().hidden_dim = c.options<DscmrOptions>().hidden_dim = 32;
+    c.options<MrlOptions>().output_dim = c.options<DscmrOptions>().common_dim = 16;
+    c.options<SdmlOptions>().hidden_dim = 32;
+    c.options<SdmlOptions>().output_dim = 16;
+    resolve_defaults(c);
+    expect_same_run(run_epochs(c, "cuda", 3, 1000), run_epochs(c, "cpu", 3, 1000), method);
+  }
 }
 
 // UOT-RCL's label correction at NUS-WIDE's training size (42,941 pairs, 10 classes; docs/methods/uotrcl.md §4.3) with

@@ -43,6 +43,14 @@ std::vector<std::string> method_args(const std::string& method) {
          "--hidden_dim", "16", "--output_dim", "8", "--confident_per_class", "5", "--knn", "5"});
     return a;
   }
+  // The class-labelled baselines (MRL: its cosine schedule moves the learning rate every epoch).
+  if (method == "mrl" || method == "dscmr" || method == "sdml") {
+    add({"--data_path", "../labeled/synth_labeled", "--num_epochs", "3", "--batch_size", "20", "--noise_ratio", "0.4"});
+    if (method == "mrl") add({"--hidden_dim", "16", "--output_dim", "8"});
+    else if (method == "sdml") add({"--sdml_hidden_dim", "16", "--output_dim", "8"});
+    else add({"--dscmr_hidden_dim", "16", "--dscmr_common_dim", "8"});
+    return a;
+  }
   // (Sizes at which OpenBLAS would use its own threads for the Bi-GRU's products: what made resume drift.)
   // (L2RM's main epochs train on the pairs its split keeps: a smaller batch leaves them several steps.)
   add({"--data_path", "../pairs", "--data_name", "synth_precomp", "--batch_size", method == "l2rm" ? "8" : "32",
@@ -241,7 +249,8 @@ std::string case_name(const ::testing::TestParamInfo<std::tuple<std::string, int
 
 INSTANTIATE_TEST_SUITE_P(EveryMethod, ResumeExactTest,
                          ::testing::Combine(::testing::Values("triplet", "infonce", "rcl", "l2rm", "rcsl", "rcsl-nc",
-                                                              "uotrcl", "decl", "crcl", "ncr"),
+                                                              "uotrcl", "decl", "crcl", "ncr", "mrl",
+                                                              "dscmr", "sdml"),
                                             ::testing::Values(1, 2, 4)),
                          case_name);
 

@@ -18,6 +18,9 @@ const MethodSpec& rcsl_nc_method_spec();
 const MethodSpec& uotrcl_method_spec();
 const MethodSpec& decl_method_spec();
 const MethodSpec& crcl_method_spec();
+const MethodSpec& mrl_method_spec();
+const MethodSpec& dscmr_method_spec();
+const MethodSpec& sdml_method_spec();
 
 // The methods of `rematch train`, in the order of --help and docs/presets.md: one line each.
 const std::vector<const MethodSpec*>& registered_methods() {
@@ -32,6 +35,9 @@ const std::vector<const MethodSpec*>& registered_methods() {
       &uotrcl_method_spec(),
       &decl_method_spec(),
       &crcl_method_spec(),
+      &mrl_method_spec(),
+      &dscmr_method_spec(),
+      &sdml_method_spec(),
   };
   return methods;
 }
