@@ -66,6 +66,22 @@ void MetaSet::draw_non_correspondences(Generator& gen) {
                "this meta set (use a smaller --meta_size or meta split)");
 }
 
+void MetaSet::set_non_correspondences(std::vector<int64_t> captions, std::vector<int64_t> images) {
+  REMATCH_CHECK(static_cast<int64_t>(captions.size()) == num_clean() && images.size() == captions.size(),
+                "mscn meta set: a draw of ", captions.size(), " captions and ", images.size(), " images for ",
+                num_clean(), " clean pairs");
+  for (size_t i = 0; i < captions.size(); ++i) {
+    REMATCH_CHECK(captions[i] >= 0 && captions[i] < train_.num_captions() && images[i] >= 0 &&
+                      images[i] < train_.features().size(0),
+                  "mscn meta set: drawn pair ", i, " (caption ", captions[i], ", image ", images[i],
+                  ") outside the training split");
+    REMATCH_CHECK(images[i] != train_.image_index(captions[i]), "mscn meta set: drawn pair ", i, " gives caption ",
+                  captions[i], " its own image ", images[i]);
+  }
+  noise_captions_ = std::move(captions);
+  noise_images_ = std::move(images);
+}
+
 MetaBatch MetaSet::batch(const std::vector<int64_t>& items, DType dtype, Device device) const {
   REMATCH_CHECK(!items.empty(), "mscn meta set: an empty batch");
   REMATCH_CHECK(noise_captions_.size() == clean_.size(), "mscn meta set: no non-correspondences drawn yet");

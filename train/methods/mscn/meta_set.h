@@ -33,6 +33,9 @@ class MetaSet {
   // A fresh draw of the non-correspondences from `gen` (an Error after 10,000 draws that all hit a clean pair:
   // too few training images).
   void draw_non_correspondences(Generator& gen);
+  // A given draw (the golden-step test replays the official code's): N training captions and N image rows, no
+  // caption with its own image.
+  void set_non_correspondences(std::vector<int64_t> captions, std::vector<int64_t> images);
   const std::vector<int64_t>& noise_captions() const { return noise_captions_; }
   const std::vector<int64_t>& noise_images() const { return noise_images_; }
   double label(int64_t item) const { return item < num_clean() ? 1.0 : 0.0; }

@@ -306,7 +306,7 @@ double MscnMethod::train_iteration(int x, const data::Batch& b, const MetaBatch*
       const BufferSnapshot buffers(X);
       const Tensor pseudo_loss =
           mscn_adaptive_margin_loss(mscn_scores(X, M, b.regions, b.captions, b.lengths), margin);
-      stepped = virtual_sgd_step(pseudo_loss, X.parameters(), lr);
+      stepped = virtual_sgd_step(pseudo_loss, X.parameters(), lr, gru_parameters(X));
       buffers.restore();
     }
     models::SgrafModel& shadow = *shadows_[static_cast<size_t>(x)];

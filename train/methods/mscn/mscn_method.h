@@ -89,6 +89,8 @@ class MscnMethod : public Method {
   const std::vector<double>& probability() const { return prob_; }
   const std::vector<uint8_t>& clean() const { return clean_; }
 
+  // The tensors of a training batch of caption indices (the run's device and dtype).
+  data::Batch batch(const std::vector<int64_t>& captions) const { return kit_.batch(captions); }
   // One MSCN training iteration of net `x` on batch `b` (the golden-step test drives it): when `meta_batch` is given,
   // the virtual step, meta loss and meta update first; then the main step. Returns the main loss (and sets
   // `meta_loss` when a meta step ran).

@@ -4,15 +4,34 @@
 
 namespace rematch::train {
 
-std::vector<Tensor> virtual_sgd_step(const Tensor& loss, const std::vector<Tensor>& params, double lr) {
+std::vector<Tensor> virtual_sgd_step(const Tensor& loss, const std::vector<Tensor>& params, double lr,
+                                     const std::vector<bool>& frozen) {
+  REMATCH_CHECK(frozen.empty() || frozen.size() == params.size(), "virtual_sgd_step: ", frozen.size(),
+                " frozen flags for ", params.size(), " parameters");
+  std::vector<Tensor> stepped;
+  for (size_t k = 0; k < params.size(); ++k)
+    if (frozen.empty() || !frozen[k]) stepped.push_back(params[k]);
   GradOptions o;
   o.create_graph = true;
   o.allow_unused = true;
-  const TensorList g = grad({loss}, params, {}, o);
+  const TensorList g = grad({loss}, stepped, {}, o);
   std::vector<Tensor> out;
   out.reserve(params.size());
-  for (size_t k = 0; k < params.size(); ++k)
-    out.push_back(g[k].defined() ? sub(params[k].detach(), mul(g[k], lr)) : params[k].detach());
+  size_t next = 0;
+  for (size_t k = 0; k < params.size(); ++k) {
+    if (!frozen.empty() && frozen[k]) {
+      out.push_back(params[k].detach());
+      continue;
+    }
+    const Tensor& gk = g[next++];
+    out.push_back(gk.defined() ? sub(params[k].detach(), mul(gk, lr)) : params[k].detach());
+  }
+  return out;
+}
+
+std::vector<bool> gru_parameters(const nn::Module& model) {
+  std::vector<bool> out;
+  for (const auto& [name, p] : model.named_parameters()) out.push_back(name.rfind("txt_enc.cap_rnn.", 0) == 0);
   return out;
 }
 

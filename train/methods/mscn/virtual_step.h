@@ -18,8 +18,15 @@
 namespace rematch::train {
 
 // θ'_k = θ_k (detached) − lr·g_k with g = grad(loss, params, create_graph, allow_unused): each θ'_k carries the graph
-// of g (a parameter the loss does not use gets θ_k itself, detached).
-std::vector<Tensor> virtual_sgd_step(const Tensor& loss, const std::vector<Tensor>& params, double lr);
+// of g (a parameter the loss does not use gets θ_k itself, detached). With `frozen` (one flag per parameter; empty:
+// none), a flagged parameter is not stepped and gets θ_k detached.
+std::vector<Tensor> virtual_sgd_step(const Tensor& loss, const std::vector<Tensor>& params, double lr,
+                                     const std::vector<bool>& frozen = {});
+
+// The parameters of an SGR/SAF model the code's virtual step leaves as they are: the Bi-GRU's (txt_enc.cap_rnn.*).
+// `set_parameter` writes `module._parameters[name]`, and PyTorch's nn.GRU runs on its `_flat_weights` list, which
+// only `__setattr__` refreshes: the stepped copy's GRU keeps the unstepped (detached) weights.
+std::vector<bool> gru_parameters(const nn::Module& model);
 
 // Makes each parameter of `shadow` (parameters() order) the tensor `values[k]`: every handle the modules hold
 // sees its values and its place in the graph (`MetaAdam.set_parameter`). Shapes, dtypes and devices must match.
