@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -23,6 +25,13 @@
 
 namespace rematch::train {
 namespace {
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
 
 TEST(MscnAdaptiveMargin, IsTheCodesSAdaptive) {
   EXPECT_DOUBLE_EQ(mscn_adaptive_margin(0.2, 0.5), 0.1);       // p/(1−p) = 1: s = 1/2
@@ -317,6 +326,38 @@ TEST_F(MscnMethodTest, TrainMetaSourceTakesWholeImagesOutOfTraining) {
   std::set<int64_t> kept_images;
   for (int64_t j : mscn.training_captions()) kept_images.insert(mscn.data().train->image_index(j));
   EXPECT_EQ(kept_images.size(), 20u);
+}
+
+// `rematch synth --meta_images N` writes a meta split of N fresh images (5 captions each) without changing the other
+// splits; --meta_source split (the default) trains on it, and says what to do when the folder has none.
+TEST_F(MscnMethodTest, SynthWritesAMetaSplitThatTheDefaultMetaSourceReads) {
+  const std::vector<std::string> synth = {"synth", "--kind", "pairs", "--images", "24", "--dev_images", "4",
+                                          "--test_images", "4", "--regions", "3", "--feature_dim", "8"};
+  std::vector<std::string> with = synth, without = synth;
+  with.insert(with.end(), {"--out", path("with"), "--meta_images", "3"});
+  without.insert(without.end(), {"--out", path("without")});
+  ASSERT_EQ(cli::test::run_cli(with).code, cli::kExitOk);
+  ASSERT_EQ(cli::test::run_cli(without).code, cli::kExitOk);
+  const std::string a = path("with") + "/synth_precomp/", b = path("without") + "/synth_precomp/";
+  for (const char* f : {"train_ims.npy", "train_caps.txt", "dev_ims.npy", "test_caps.txt"})
+    EXPECT_EQ(file_bytes(a + f), file_bytes(b + f)) << f;
+  EXPECT_FALSE(std::filesystem::exists(b + "meta_ims.npy"));
+  TrainConfig c = config();
+  c.data_path = path("with");
+  c.options<MscnOptions>().meta_source = MetaSource::Split;
+  std::ostringstream log;
+  {
+    std::unique_ptr<Method> m = make_method(c, log);
+    EXPECT_EQ(dynamic_cast<MscnMethod&>(*m).meta_set().num_clean(), 15);
+  }
+  c.data_path = path("without");
+  try {
+    make_method(c, log);
+    ADD_FAILURE() << "no meta split: expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--meta_source split"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("meta_ims.npy"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(MscnMethodTest, BadFlagsAreRefusedByName) {

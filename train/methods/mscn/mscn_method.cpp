@@ -1,6 +1,7 @@
 #include "train/methods/mscn/mscn_method.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 #include <sstream>
 
@@ -71,10 +72,15 @@ MscnMethod::MscnMethod(const CommonOptions& common, const MscnOptions& options, 
   std::vector<int64_t> clean;
   const data::PrecompDataset* source = nullptr;
   switch (options.meta_source) {
-    case MetaSource::Split:
+    case MetaSource::Split: {
+      const std::string folder = common.data_path + "/" + common.data_name;
+      REMATCH_CHECK(std::filesystem::exists(folder + "/meta_ims.npy"), "--meta_source split: no meta split in ", folder,
+                    " (meta_ims.npy and meta_caps.txt, MSCN's clean meta pairs): write one (`rematch synth "
+                    "--meta_images N`, or the MSCN README's recipes), or use --meta_source dev or train");
       meta_split_ = std::make_unique<data::PrecompDataset>(common.data_path, common.data_name, "meta", kit_.data().vocab);
       source = meta_split_.get();
       break;
+    }
     case MetaSource::Dev: {
       source = kit_.data().dev.get();
       REMATCH_CHECK(options.meta_size <= source->num_captions(), "--meta_size ", options.meta_size,
@@ -204,6 +210,16 @@ void MscnMethod::build_split(int64_t epoch) {
     truth.push_back(kit_.correspondence().clean[j]);
   }
   quality_ = data::split_quality(predicted, truth);
+  double clean_mean = 0, drawn_mean = 0;
+  for (size_t i = 0; i < meta_scores.size(); ++i) (labels[i] > 0.5 ? clean_mean : drawn_mean) += meta_scores[i];
+  clean_mean /= static_cast<double>(meta_set_->num_clean());
+  drawn_mean /= static_cast<double>(meta_set_->num_clean());
+  const auto& c = last_split_.mixture.components;
+  log_ << "mscn: epoch " << epoch << ": net " << net_name(y) << "'s split: meta scores clean " << clean_mean
+       << ", drawn " << drawn_mean << "; Beta(" << c[0].alpha << ", " << c[0].beta << ") w " << c[0].weight
+       << " and Beta(" << c[1].alpha << ", " << c[1].beta << ") w " << c[1].weight << " after "
+       << last_split_.mixture.iterations << " EM steps; " << std::count(predicted.begin(), predicted.end(), 1)
+       << " of " << predicted.size() << " pairs clean\n";
 }
 
 void MscnMethod::build_plans(int64_t epoch) {
