@@ -300,6 +300,7 @@ TEST_F(MscnMethodTest, WarmupThenTrainBOnASplitThenTrainAOnBs) {
   }
   EXPECT_TRUE(test::all_close(mscn.net(0).parameters()[0], a0, 0, 0)) << "A must not move in B's half";
   if (meta_steps > 0) EXPECT_FALSE(test::all_close(mscn.meta(1).parameters()[0], mb0, 0, 0));
+  EXPECT_GT(meta_steps, 0) << "A's split left B no iteration with a meta step";
   EXPECT_FALSE(m->best_candidate(1));
   const EpochInfo a = m->begin_epoch(2);
   EXPECT_EQ(a.phase, "train A");

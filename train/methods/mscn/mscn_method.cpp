@@ -487,7 +487,7 @@ const MethodSpec& mscn_method_spec() {
     s.defaults = mscn_defaults();
     s.check = check_mscn;
     s.data_parallel = false;
-    s.demo.warmup_epochs = 2;
+    s.demo.warmup_epochs = 3;
     s.demo.split_stat = "clean_precision";
     s.make = make_pairs_method<MscnMethod, MscnOptions>(false);
     return s;
