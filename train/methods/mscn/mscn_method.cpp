@@ -307,7 +307,8 @@ EpochInfo MscnMethod::begin_epoch(int64_t epoch) {
   return epoch_info_;
 }
 
-double MscnMethod::train_iteration(int x, const data::Batch& b, const MetaBatch* meta_batch, double* meta_loss) {
+double MscnMethod::train_iteration(int x, const data::Batch& b, const MetaBatch* meta_batch, double* meta_loss,
+                                   int64_t step) {
   models::SgrafModel& X = net(x);
   MetaSim& M = meta(x);
   const double margin = mscn_.margin;
@@ -337,7 +338,7 @@ double MscnMethod::train_iteration(int x, const data::Batch& b, const MetaBatch*
     mo.zero_grad();
     for (size_t k = 0; k < params.size(); ++k) params[k].set_grad(g[k]);
     if (meta_loss != nullptr) *meta_loss = loss.item<double>();
-    check_finite_loss(name(), epoch_, -1, std::string("meta_") + net_name(x), loss.item<double>());
+    check_finite_loss(name(), epoch_, step, std::string("meta_") + net_name(x), loss.item<double>());
     mo.step();
     // Let the graph of the virtual step go.
     std::vector<Tensor> detached;
@@ -348,7 +349,8 @@ double MscnMethod::train_iteration(int x, const data::Batch& b, const MetaBatch*
   set_requires_grad(M, false);
   const Tensor loss = mscn_adaptive_margin_loss(mscn_scores(X, M, b.regions, b.captions, b.lengths), margin);
   const double value = loss.item<double>();
-  kit_.update(nets_[static_cast<size_t>(x)], loss, epoch_, -1);
+  check_finite_loss(name(), epoch_, step, std::string("train_") + net_name(x), value);
+  kit_.update(nets_[static_cast<size_t>(x)], loss, epoch_, step);
   return value;
 }
 
@@ -379,10 +381,9 @@ StepResult MscnMethod::train_step(int64_t epoch, int64_t step) {
   double meta_loss = 0;
   MetaBatch mb;
   if (!items.empty()) mb = meta_set_->batch(items, kit_.dtype(), kit_.device());
-  r.loss = train_iteration(x, b, items.empty() ? nullptr : &mb, &meta_loss);
+  r.loss = train_iteration(x, b, items.empty() ? nullptr : &mb, &meta_loss, step);
   r.parts[std::string("train_") + net_name(x)] = r.loss;
   if (!items.empty()) r.parts[std::string("meta_") + net_name(x)] = meta_loss;
-  check_finite_loss(name(), epoch, step, std::string("train_") + net_name(x), r.loss);
   return r;
 }
 

@@ -94,7 +94,9 @@ class MscnMethod : public Method {
   // One MSCN training iteration of net `x` on batch `b` (the golden-step test drives it): when `meta_batch` is given,
   // the virtual step, meta loss and meta update first; then the main step. Returns the main loss (and sets
   // `meta_loss` when a meta step ran).
-  double train_iteration(int x, const data::Batch& b, const MetaBatch* meta_batch, double* meta_loss = nullptr);
+  // `step` only names the step in errors.
+  double train_iteration(int x, const data::Batch& b, const MetaBatch* meta_batch, double* meta_loss = nullptr,
+                         int64_t step = -1);
   // The scores of every training caption (index = caption) and of every meta item under (net k, meta k), eval mode.
   std::vector<double> training_scores_of(int k, int64_t epoch);
   std::vector<double> meta_scores_of(int k);
