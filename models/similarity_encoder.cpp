@@ -48,6 +48,10 @@ Tensor SimilarityEncoder::scores(const ImageSide& images, const CaptionSide& cap
 }
 
 Tensor SimilarityEncoder::logits(const ImageSide& images, const CaptionSide& captions) {
+  return squeeze(sim_eval_w_->forward(vectors(images, captions)), 2);
+}
+
+Tensor SimilarityEncoder::vectors(const ImageSide& images, const CaptionSide& captions) {
   REMATCH_CHECK(
       images.regions.defined() && images.global.defined() && captions.words.defined() && captions.global.defined(),
       "sim_enc: scores() needs the results of encode_images() and encode_captions()");
@@ -61,8 +65,7 @@ Tensor SimilarityEncoder::logits(const ImageSide& images, const CaptionSide& cap
   const Tensor global = l2_normalize(sim_tranglo_w_->forward(square(diff)), -1);
   const Tensor nodes = cat({unsqueeze(global, 2), local}, 2);  // global node first: [B_img, B_cap, L+1, m]
   const Tensor mask = node_mask(captions.lengths, captions.words.size(1), nodes.device());
-  const Tensor z = module_ == SimilarityModule::SGR ? sgr_->forward(nodes, mask) : saf_->forward(nodes, mask);
-  return squeeze(sim_eval_w_->forward(z), 2);
+  return module_ == SimilarityModule::SGR ? sgr_->forward(nodes, mask) : saf_->forward(nodes, mask);
 }
 
 }  // namespace rematch::models

@@ -75,6 +75,9 @@ class SimilarityEncoder : public nn::Module {
   // The same before the sigmoid, w_e · z + b_e: DECL's raw similarities (its EncoderSimilarity drops the
   // sigmoid, docs/methods/decl.md §1). scores() is sigmoid(logits()).
   Tensor logits(const ImageSide& images, const CaptionSide& captions);
+  // The similarity vectors z [B_img, B_cap, sim_dim] that logits() scores with sim_eval_w: MSCN scores them with
+  // its meta network instead (`MSCN/models.py: EncoderSimilarity.forward`, train/methods/mscn/mscn_scores.h).
+  Tensor vectors(const ImageSide& images, const CaptionSide& captions);
 
   // img_emb [B_img, R, d] (ImageEncoder), cap_emb [B_cap, L, d] (TextEncoder), lengths int64 [B_cap].
   // TextSA, then VisualSA: the order of their dropout draws (SgrafModel::forward).

@@ -103,6 +103,20 @@ TEST_F(DataCheckTest, CorrectFolderPasses) {
   EXPECT_EQ(j["items"].size(), 7u);
 }
 
+// MSCN's meta split (docs/methods/mscn.md §4): checked as the others when the folder has one, and a broken one is
+// named.
+TEST_F(DataCheckTest, AMetaSplitIsCheckedWhenPresent) {
+  write_images("meta", 6);
+  write_captions("meta", 6);
+  const DataCheckReport r = check();
+  EXPECT_TRUE(r.ok()) << format_report(r);
+  EXPECT_EQ(r.items.size(), 9u);
+  EXPECT_EQ(item(r, file("meta_ims.npy")).content, "float32 [6, 3, 4]");
+  EXPECT_EQ(item(r, file("meta_caps.txt")).numbers.at("captions_per_image"), 1);
+  write_captions("meta", 7);  // neither one caption per row nor five
+  EXPECT_FALSE(check().ok());
+}
+
 TEST_F(DataCheckTest, TruncatedFeaturesAreNamed) {
   fs::resize_file(file("train_ims.npy"), fs::file_size(file("train_ims.npy")) - 40);
   const DataCheckReport r = check();

@@ -35,6 +35,7 @@
 #include "train/methods/crcl/crcl_options.h"
 #include "train/methods/decl/decl_options.h"
 #include "train/methods/make_method.h"
+#include "train/methods/mscn/mscn_options.h"
 #include "train/methods/ncr/ncr_options.h"
 #include "train/methods/l2rm/l2rm_method.h"
 #include "train/methods/rcsl/memory_bank.h"
@@ -200,6 +201,26 @@ TEST_F(MethodsCuda, NcrWarmupSplitAndCoTrainingStepsAsOnTheCpu) {
     o.sim_dim = 4;
   });
   expect_same_run(run_epochs(c, "cuda", 3, 1000), run_epochs(c, "cpu", 3, 1000), "ncr");
+}
+
+// MSCN (docs/methods/mscn.md): a warm-up epoch (A's batches, then B's, nets and meta nets stepped), then one MSCN
+// epoch's two halves: the pair scores of the meta set and of every training pair in eval mode and the Beta-mixture
+// split (clean_size and the precisions are epoch statistics), and per iteration the virtual step (second
+// derivatives through SGR on the device), the meta BCE ("meta_B", "meta_A") and the main step.
+TEST_F(MethodsCuda, MscnWarmupSplitVirtualMetaAndMainStepsAsOnTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const TrainConfig c = l2rm_test::tiny_config(path("pairs"), [](TrainConfig& t) {
+    t.method = "mscn";
+    t.warmup_epoch = 1;
+    t.num_epochs = 1;
+    MscnOptions& o = t.options<MscnOptions>();
+    o.embed_size = 8;
+    o.word_dim = 4;
+    o.sim_dim = 4;
+    o.meta_source = MetaSource::Dev;
+    o.meta_size = 12;
+  });
+  expect_same_run(run_epochs(c, "cuda", 3, 1000), run_epochs(c, "cpu", 3, 1000), "mscn");
 }
 
 // L2RM's rematch plan of one score matrix at the official batch size (B = 128: 129 × 129 with the dummies):

@@ -104,6 +104,8 @@ void add_synth_command(CLI::App& app, std::ostream& out) {
   pairs_opt("--images", p.train_images, "Training images")->check(CLI::PositiveNumber);
   pairs_opt("--dev_images", p.dev_images, "Validation images")->check(CLI::PositiveNumber);
   pairs_opt("--test_images", p.test_images, "Test images")->check(CLI::PositiveNumber);
+  pairs_opt("--meta_images", p.meta_images, "Images of a clean meta split, meta_ims.npy + meta_caps.txt (MSCN's "
+            "--meta_source split); 0: none")->check(CLI::NonNegativeNumber);
   pairs_opt("--regions", p.regions, "Regions per image (>= 2)")->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
   pairs_opt("--feature_dim", p.feature_dim, "Region feature size")->check(CLI::PositiveNumber);
   pairs_opt("--concepts", p.concepts, "Object concepts")

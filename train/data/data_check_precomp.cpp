@@ -263,7 +263,8 @@ void check_pairing(const std::string& ims_path, const PrecompRelease* release, c
   }
   it.numbers["captions_per_image"] = static_cast<double>(per_image);
   it.content += ", " + std::to_string(per_image) + " per image";
-  if (release && per_image != release->captions_per_image)
+  // (MSCN's meta pairs are scored one by one, never ranked: any pairing serves, docs/methods/mscn.md §4.)
+  if (release && per_image != release->captions_per_image && facts.split != "meta")
     fail(it, Severity::error, "wrong pairing",
          "'" + it.path + "' pairs " + std::to_string(per_image) + " caption(s) with each image; the official " +
              release->title + " pairs " + std::to_string(release->captions_per_image) +
@@ -369,6 +370,12 @@ void check_precomp(const DataCheckOptions& o, DataCheckReport& report) {
     splits = {{"train", true}, {"dev", true}, {"test", true}};
     std::error_code ec;
     if (fs::exists(report.folder + "/testall_ims.npy", ec)) splits.push_back({"testall", false});
+  }
+  {
+    // MSCN's meta split (docs/methods/mscn.md §4), checked like the others when the folder has one.
+    std::error_code ec;
+    if (fs::exists(report.folder + "/meta_ims.npy", ec) || fs::exists(report.folder + "/meta_caps.txt", ec))
+      splits.push_back({"meta", false});
   }
   if (!o.test_split.empty()) {
     auto it = std::find_if(splits.begin(), splits.end(), [&](const auto& s) { return s.first == o.test_split; });

@@ -113,8 +113,9 @@ std::string captions_file(const std::string& data_path, const std::string& data_
 
 PrecompDataset::PrecompDataset(const std::string& data_path, const std::string& data_name, const std::string& split,
                                const Vocabulary& vocab, const PrecompOptions& options) {
-  REMATCH_CHECK(split == "train" || split == "dev" || split == "test" || split == "testall",
-                "precomp data set: split must be train, dev, test or testall, got '", split, "'");
+  REMATCH_CHECK(split == "train" || split == "dev" || split == "test" || split == "testall" || split == "meta",
+                "precomp data set: split must be train, dev, test, testall or meta (MSCN's meta set), got '", split,
+                "'");
   images_path_ = data_path + "/" + data_name + "/" + split + "_ims.npy";
   check_file(images_path_, "image features file");
   captions_path_ = captions_file(data_path, data_name, split);

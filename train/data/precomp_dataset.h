@@ -37,7 +37,7 @@ struct PrecompOptions {
 
 class PrecompDataset {
  public:
-  // Loads `<data_path>/<data_name>/<split>_*` (split: train, dev, test, testall). A missing file, features that
+  // Loads `<data_path>/<data_name>/<split>_*` (split: train, dev, test, testall, or meta: MSCN's clean meta set). A missing file, features that
   // are not float [rows, R, D] (float64 and float16 are converted to float32, float_npy.h), a NaN or Inf
   // feature (options.check_finite), an empty caption, or a row count that fits neither im_div rule is an
   // Error naming the file and the numbers.

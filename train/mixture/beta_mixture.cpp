@@ -211,4 +211,34 @@ BetaMixtureResult fit_beta_mixture(const std::vector<double>& losses, uint64_t s
   return result;
 }
 
+BetaMixtureRefit refit_beta_mixture(std::array<BetaComponent, 2> initial, const std::vector<double>& x,
+                                    int max_iterations, double stop_threshold) {
+  REMATCH_CHECK(!x.empty() && max_iterations >= 0, "refit_beta_mixture: ", x.size(), " samples and ",
+                max_iterations, " iterations; need at least one sample and iterations >= 0");
+  for (size_t i = 0; i < x.size(); ++i)
+    REMATCH_CHECK(x[i] > 0 && x[i] < 1, "refit_beta_mixture: sample ", i, " is ", x[i], ", outside (0, 1)");
+  for (const BetaComponent& c : initial)
+    REMATCH_CHECK(c.alpha > 0 && c.beta > 0 && c.weight > 0 && std::isfinite(c.alpha) && std::isfinite(c.beta),
+                  "refit_beta_mixture: initial component Beta(", c.alpha, ", ", c.beta, ") with weight ", c.weight,
+                  "; need positive finite shapes and weight");
+  Model model;
+  model.components = initial;
+  const FitOutcome fit = fit_call(model, x, max_iterations, stop_threshold);
+  BetaMixtureRefit r;
+  r.components = model.components;
+  r.iterations = fit.m_steps;
+  r.log_likelihood = fit.log_likelihood;
+  for (const BetaComponent& c : r.components)
+    REMATCH_CHECK(std::isfinite(c.alpha) && std::isfinite(c.beta) && std::isfinite(c.weight) &&
+                      std::isfinite(r.log_likelihood),
+                  "refit_beta_mixture: EM ended with non-finite parameters (alpha ", c.alpha, ", beta ", c.beta,
+                  ", weight ", c.weight, ") on ", x.size(), " samples");
+  r.posterior.resize(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const std::array<double, 2> l = joint_log(r.components, x[i]);
+    r.posterior[i] = std::exp(l[1] - pair_lse(l[0], l[1]));
+  }
+  return r;
+}
+
 }  // namespace rematch::mixture

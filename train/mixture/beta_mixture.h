@@ -82,4 +82,18 @@ struct BetaMixtureResult {
 BetaMixtureResult fit_beta_mixture(const std::vector<double>& losses, uint64_t seed,
                                    const BetaMixtureOptions& options = {});
 
+// MSCN's split (`MSCN/main_MSCN.py: split_data`, docs/methods/mscn.md §3): a mixture whose two components are
+// given (each TrueBetaDistribution.from_samples of a part of the meta set: the method of moments above), with
+// equal weights (GeneralMixtureModel's default), refined by one `fit` call on `x` (values in (0, 1), used as they
+// are) of at most `max_iterations` M-steps that stops when the log-likelihood gains ≤ `stop_threshold` (the
+// iteration rule of step 3 above). `posterior[i]` is component 1's posterior of x_i (`predict_proba(x)[:, 1]`).
+struct BetaMixtureRefit {
+  std::array<BetaComponent, 2> components;
+  std::vector<double> posterior;
+  int iterations = 0;  // M-steps run
+  double log_likelihood = 0;
+};
+BetaMixtureRefit refit_beta_mixture(std::array<BetaComponent, 2> initial, const std::vector<double>& x,
+                                    int max_iterations, double stop_threshold);
+
 }  // namespace rematch::mixture

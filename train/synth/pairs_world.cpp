@@ -106,6 +106,7 @@ void validate(const PairsWorldConfig& c) {
   REMATCH_CHECK(c.train_images >= 1 && c.dev_images >= 1 && c.test_images >= 1,
                 "synth pairs: every split needs at least one image (train ", c.train_images, ", dev ",
                 c.dev_images, ", test ", c.test_images, ")");
+  REMATCH_CHECK(c.meta_images >= 0, "synth pairs: meta_images must be >= 0 (0: no meta split), got ", c.meta_images);
   REMATCH_CHECK(c.regions >= 2, "synth pairs: regions must be at least 2 (an image holds 2–5 objects), got ",
                 c.regions);
   REMATCH_CHECK(c.feature_dim >= 1, "synth pairs: feature_dim must be positive, got ", c.feature_dim);
@@ -122,7 +123,7 @@ void validate(const PairsWorldConfig& c) {
 const PairsSplit& PairsWorld::split(const std::string& name) const {
   for (const auto& s : splits)
     if (s.name == name) return s;
-  REMATCH_FAIL("PairsWorld: no split '", name, "' (have train, dev, test)");
+  REMATCH_FAIL("PairsWorld: no split '", name, "' (have train, dev, test, and meta when meta_images > 0)");
 }
 
 PairsWorld make_pairs_world(const PairsWorldConfig& config) {
@@ -135,6 +136,8 @@ PairsWorld make_pairs_world(const PairsWorldConfig& config) {
   world.splits.push_back(make_split(config, world.prototypes, "train", config.train_images, 0));
   world.splits.push_back(make_split(config, world.prototypes, "dev", config.dev_images, 1));
   world.splits.push_back(make_split(config, world.prototypes, "test", config.test_images, 2));
+  if (config.meta_images > 0)
+    world.splits.push_back(make_split(config, world.prototypes, "meta", config.meta_images, 3));
   world.vocabulary = pairs_vocabulary(config.concepts, config.attributes);
   return world;
 }

@@ -15,7 +15,7 @@
 // to the one region that carries both can.
 //
 // Files written by write_pairs_world(world, DIR):
-//   DIR/<data_name>/{train,dev,test}_ims.npy   float32 [N, R, D]
+//   DIR/<data_name>/{train,dev,test}_ims.npy   float32 [N, R, D] (and meta_* with meta_images > 0)
 //   DIR/<data_name>/{train,dev,test}_caps.txt  5 N lines, captions 5i..5i+4 describe image i (im_div = 5)
 //   DIR/vocab/<data_name>_vocab.json           {word2idx, idx2word (string keys), idx}, <pad> <start> <end>
 //                                               <unk> = 0..3 — i.e. --data_path DIR --vocab_path DIR/vocab
@@ -46,6 +46,9 @@ struct PairsWorldConfig {
   int64_t attributes = 12;      // attribute concepts, at most max_attribute_concepts()
   double feature_noise = 0.5;   // σ of the per-dimension region noise; prototypes have unit variance
   double twin_fraction = 0.3;   // share of images that belong to a twin pair
+  // Images of a fourth split, "meta": MSCN's clean meta set (docs/methods/mscn.md §4), five captions each, drawn
+  // like the others from a counter range of its own; 0 writes none.
+  int64_t meta_images = 0;
   uint64_t seed = 0;
 };
 
@@ -68,7 +71,7 @@ struct PairsWorld {
   PairsWorldConfig config;
   // float32 [concepts + attributes + kBackgroundConcepts, D]: objects first, then attributes, then background.
   Tensor prototypes;
-  std::vector<PairsSplit> splits;        // train, dev, test
+  std::vector<PairsSplit> splits;        // train, dev, test (and meta)
   std::vector<std::string> vocabulary;   // index = word id
   const PairsSplit& split(const std::string& name) const;
 };
