@@ -5,15 +5,14 @@
 // view's rate, as its official `main_SDML.py --lr [1e-4, 2e-4, ...]` does (here 1e-3 and 2e-3); its α is 0.5. SDML is
 // not in the demo; this test adds it to the demo's runs.
 // Measured (test mAP, mean of both directions; seeds 0, 1, 2, 3 of data, noise and training):
-//                     Haswell                       Prescott
-//   ce      0.906  0.896  0.874  0.897     0.907  0.896  0.874  0.897
-//   sdml    0.910  0.881  0.866  0.899     0.907  0.880  0.868  0.899
-//   uotrcl  0.950  0.935  0.930  0.947     0.951  0.935  0.930  0.947
-// SKYLAKEX_UNSET
+//                   Haswell                       Prescott                  SkylakeX (= OPENBLAS_CORETYPE unset)
+//   ce      0.906  0.896  0.874  0.897     0.907  0.896  0.874  0.897     0.906  0.896  0.874  0.897
+//   sdml    0.910  0.881  0.866  0.899     0.907  0.880  0.868  0.899     0.908  0.879  0.864  0.898
+//   uotrcl  0.950  0.935  0.930  0.947     0.951  0.935  0.930  0.947     0.952  0.935  0.930  0.947
 // SDML has no defence against noisy labels (its label term pulls each code to its, possibly wrong, class point):
-// it stays within 0.016 of cross-entropy, on either side, and UOT-RCL beats it by 0.040–0.064. The test runs seeds
-// 0 and 1 and asserts what held with room on all four and every kernel family: UOT-RCL ≥ 0.025 above SDML, SDML
-// within 0.04 of cross-entropy (the band tests/train/labeled_baselines_behaviour_test.cpp gives DSCMR).
+// it stays within 0.018 of cross-entropy, on either side, and UOT-RCL beats it by 0.040–0.066. The test runs seeds
+// 0 and 1 and asserts what held with room on all four seeds and every kernel family: UOT-RCL ≥ 0.025 above SDML,
+// SDML within 0.04 of cross-entropy (the band tests/train/labeled_baselines_behaviour_test.cpp gives DSCMR).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -77,7 +76,7 @@ TEST_P(SdmlBehaviour, SdmlAgainstCrossEntropyAndUotrclAtHalfTheLabelsWrong) {
   EXPECT_LE(std::abs(map["sdml"] - map["ce"]), 0.04) << "SDML is about as good as cross-entropy";
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, SdmlBehaviour, ::testing::Values(0u, 1u, 2u, 3u));
+INSTANTIATE_TEST_SUITE_P(Seeds, SdmlBehaviour, ::testing::Values(0u, 1u));
 
 }  // namespace
 }  // namespace rematch::train
