@@ -2,8 +2,9 @@
 # Data-parallel training (docs/distributed.md §4): `mpirun -n N rematch train` trains the run one process trains.
 # Usage: data_parallel_training.sh REMATCH MPIRUN WORKDIR
 #  1. triplet, infonce and rcl on SGR and SAF, 2 ranks (rcl/SAF on 3, whose last batch of 2 is computed whole on
-#     every rank), l2rm on SGR and SAF (2 ranks), uotrcl (3 ranks), rcsl (2 ranks), decl on SAF (2 ranks), crcl
-#     on SAF (3 ranks) and ncr on SGR (2 ranks) against one process, same seed and data: every record of
+#     every rank), l2rm on SGR and SAF (2 ranks), uotrcl (3 ranks), mrl and sdml (3 ranks), dscmr (2 ranks),
+#     rcsl (2 ranks), decl on SAF (2 ranks), crcl on SAF (3 ranks) and ncr on SGR (2 ranks) against one process,
+#     same seed and data: every record of
 #     metrics.jsonl (each step's loss and terms, each epoch's statistics and validation, the final test's recalls
 #     and rSum) within TOL of one process's, relative to max(1, |value|); crcl's validation and test by the last
 #     state's scores instead of its recalls (see there).
@@ -148,6 +149,22 @@ a="train --method uotrcl --data_path lab/synth_labeled --noise_ratio 0.4 --num_e
 one_and_ranks uotrcl 3 $a
 grep -q '"bhg":' one_uotrcl/metrics.jsonl || { echo "uotrcl: no main-phase step was trained"; exit 1; }
 compare one_uotrcl/metrics.jsonl ranks_uotrcl/metrics.jsonl "uotrcl, 3 ranks against 1 process" 1e-4
+
+# MRL, DSCMR, SDML on the same labelled set (batches of 20, 10 full batches an epoch): each rank encodes (SDML:
+# and decodes) its rows, the loss runs on the gathered batch on every rank (methods_float64.sh checks the same in
+# float64 to 1e-9). 2 and 3 ranks against 1 process, under OPENBLAS_CORETYPE Haswell, Prescott, SkylakeX and unset
+# (both sides): at most 3.8e-7 (mrl, a validation mAP), 2.4e-7 (dscmr), 3.2e-7 (sdml); one process against itself
+# with Prescott: at most 3.8e-7 (mrl, Haswell). Tolerance TOL (2e-5): margin 50x.
+for case in "mrl 3 --hidden_dim 32 --output_dim 16" "dscmr 2 --dscmr_hidden_dim 32 --dscmr_common_dim 16" \
+  "sdml 3 --sdml_hidden_dim 32 --output_dim 16"; do
+  set -- $case
+  m=$1 n=$2
+  shift 2
+  a="train --method $m $* --data_path lab/synth_labeled --noise_ratio 0.4 --num_epochs 4 --batch_size 20 --learning_rate 1e-3 --log_step 1 --progress none --no_plots"
+  one_and_ranks $m "$n" $a
+  grep -q '"kind":"test"' one_$m/metrics.jsonl || { echo "$m: no test record"; exit 1; }
+  compare one_$m/metrics.jsonl ranks_$m/metrics.jsonl "$m, $n ranks against 1 process"
+done
 
 # RCSL (VSE): the image encoder and word embeddings whole on every rank, each rank's captions through the Bi-GRU;
 # learning then mining stage (memory bank). 2 ranks against 1 process: 8.3e-7; 3 ranks under OPENBLAS_CORETYPE

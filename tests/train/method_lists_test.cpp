@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -64,6 +65,58 @@ TEST(MethodLists, SharedGroupHeadingNamesEachMethodOfItsTables) {
   EXPECT_NE(read_all(kRoot + "docs/presets.md").find("### " + heading + "\n"), std::string::npos)
       << "docs/presets.md has no heading \"" << heading << "\" (REMATCH_WRITE_DOCS=1 train_tests "
       << "--gtest_filter=PresetsDoc.*)";
+}
+
+// The help of a flag several methods share gives each method's own default (train/cli/train_command.cpp:
+// method_defaults_text, generated from the methods' Default tables): --tau's, which differs by method, in full;
+// then, for every shared flag, each method's preset-free default is the one its help line attributes to it (named
+// in "(default X; m n Y; ...)", else the common X, else the "=X" CLI shows), so a method joining a shared flag
+// with a default of its own is named there.
+std::string help_line(const std::string& help, const std::string& flag) {
+  const size_t at = help.find("\n  --" + flag + " ");
+  if (at == std::string::npos) return "";
+  return help.substr(at + 1, help.find("\n  --", at + 1) - at - 1);
+}
+
+TEST(MethodLists, SharedFlagHelpGivesEachMethodsDefault) {
+  const cli::test::CliResult r = run_cli({"train", "--help"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(help_line(r.out, "tau").find("(default 0.05; rcsl rcsl-nc 0.03; decl 0.1; mrl 1)"), std::string::npos)
+      << help_line(r.out, "tau");
+  for (const train::TrainFlag& f : train::train_flags()) {
+    if (f.group != train::kSharedOptions) continue;
+    const std::string line = help_line(r.out, f.name);
+    ASSERT_FALSE(line.empty()) << "--" << f.name << " is not in `rematch train --help`";
+    // What the line says: the common default and the methods' own.
+    std::string common;
+    std::map<std::string, std::string> own;
+    const size_t open = line.find("(default ");
+    if (open != std::string::npos) {
+      std::stringstream parts(line.substr(open + 9, line.find(')', open) - open - 9));
+      std::string part;
+      std::getline(parts, common, ';');
+      while (std::getline(parts, part, ';')) {
+        std::stringstream words(part);
+        std::vector<std::string> w;
+        for (std::string x; words >> x;) w.push_back(x);
+        ASSERT_GE(w.size(), 2u) << line;
+        for (size_t i = 0; i + 1 < w.size(); ++i) own[w[i]] = w.back();
+      }
+    } else {
+      // "  --name TYPE=X   help": X of the word after the name.
+      const size_t type = line.find(' ', 2) + 1;
+      const std::string word = line.substr(type, line.find_first_of(" \n", type) - type);
+      if (word.find('=') != std::string::npos) common = word.substr(word.find('=') + 1);
+    }
+    for (const std::string& m : f.methods)
+      for (const train::Default& d : train::method_spec(m).defaults)
+        if (d.flag == f.name && !d.rule)
+          for (const auto& [preset, value] : d.values)
+            if (preset == "*" || preset.empty()) {
+              const std::string said = own.count(m) ? own[m] : common;
+              EXPECT_EQ(said, train::format_value(value)) << "--" << f.name << " for " << m << ": " << line;
+            }
+  }
 }
 
 TEST(MethodLists, ReadmeOpeningNamesEveryRegisteredMethod) {

@@ -1,6 +1,7 @@
 #include "train/cli/train_command.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -63,13 +64,61 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
-// The help of a flag: its table's, its range, and the methods it is for when it is not its group's alone.
+// The default `method` gives flag `f` without --preset, from its MethodSpec::defaults (the value for every preset,
+// or for none), else the flag's initial value in its table; null when neither sets one (a per-preset or computed
+// default, or an unset flag).
+nlohmann::json default_without_preset(const train::TrainFlag& f, const std::string& method) {
+  for (const train::Default& d : train::method_spec(method).defaults) {
+    if (d.flag != f.name) continue;
+    if (d.rule) return nullptr;
+    for (const auto& [preset, value] : d.values)
+      if (preset == "*" || preset.empty()) return value;
+    return nullptr;
+  }
+  const train::Flag& own = f.of(method);
+  if (own.initial.is_null() || own.unset(TrainConfig{})) return nullptr;
+  return own.initial;
+}
+
+// "(default X; m n Y)" for a flag several methods share whose defaults differ (or that has no initial value to
+// show as "=X"): X is the value most of them give (the first registered's on a tie), then the methods giving
+// another, grouped by value in registration order. Generated from the methods' Default tables, so a method that
+// joins a shared flag with its own default appears here. "" when they all agree with the initial value.
+std::string method_defaults_text(const train::TrainFlag& f) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // value → methods, in order
+  for (const std::string& m : f.methods) {
+    const nlohmann::json v = default_without_preset(f, m);
+    if (v.is_null()) continue;
+    const std::string text = train::format_value(v);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == text; });
+    if (g == groups.end()) groups.push_back({text, {m}});
+    else g->second.push_back(m);
+  }
+  if (groups.empty()) return "";
+  const train::Flag& first = f.first();
+  const bool shown = !first.initial.is_null() && !first.unset(TrainConfig{});
+  if (groups.size() == 1 && shown && train::format_value(first.initial) == groups.front().first) return "";
+  auto most = groups.begin();
+  for (auto g = groups.begin(); g != groups.end(); ++g)
+    if (g->second.size() > most->second.size()) most = g;
+  std::string text = "(default " + most->first;
+  for (auto g = groups.begin(); g != groups.end(); ++g)
+    if (g != most) text += "; " + join(g->second, " ") + " " + g->first;
+  return text + ")";
+}
+
+// The help of a flag: its table's, its range, the methods it is for when it is not its group's alone, and then
+// their defaults when they differ.
 std::string help_text(const train::TrainFlag& f) {
   const train::Flag& first = f.first();
   std::string help = first.help;
   const std::string range = first.range_text();
   if (!range.empty()) help += " [" + range + "]";
-  if (f.group == train::kSharedOptions) help += " (--method " + join(f.methods, " | ") + ")";
+  if (f.group == train::kSharedOptions) {
+    help += " (--method " + join(f.methods, " | ") + ")";
+    const std::string defaults = method_defaults_text(f);
+    if (!defaults.empty()) help += " " + defaults;
+  }
   return help;
 }
 

@@ -31,7 +31,7 @@ OptionTable pairs_flag_table(const std::string& title, std::function<PairsOption
                              {{TripletNegatives::Hardest, "hardest"}, {TripletNegatives::Mean, "mean"}},
                              "hardest (VSE++ max violation) | mean (sum over all negatives)")
       .from("SGRAF `opts.py --max_violation` (store_false: on)");
-  t.real("tau", &PairsOptions::tau, "Softmax temperature (default 0.05; rcsl 0.03)").above(0);
+  t.real("tau", &PairsOptions::tau, "Softmax temperature").above(0);
   t.choice<losses::ComplementaryPhi>("loss", &PairsOptions::loss,
                                      {{losses::ComplementaryPhi::Log, "log"},
                                       {losses::ComplementaryPhi::Tan, "tan"},

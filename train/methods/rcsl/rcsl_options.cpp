@@ -18,7 +18,7 @@ OptionTable make_rcsl_flags() {
   t.integer("embed_size", &RcslOptions::embed_size, "Joint embedding size").at_least(1).from("RCSL `opts.py`");
   t.integer("word_dim", &RcslOptions::word_dim, "Word embedding size").at_least(1).from("RCSL `opts.py`");
   t.real("margin", &RcslOptions::margin, "Triplet margin").at_least(0).from("RCSL `opts.py` (0.2)");
-  t.real("tau", &RcslOptions::tau, "Softmax temperature (default 0.03)").above(0);
+  t.real("tau", &RcslOptions::tau, "Softmax temperature").above(0);
   t.choice<losses::SplitLoss>("split_loss", &RcslOptions::split_loss,
                               {{losses::SplitLoss::Mean, "mean"}, {losses::SplitLoss::Hardest, "hardest"}},
                               "rcsl-nc: L2RM's per-sample loss of the split: mean (code) | hardest (paper Eq. 4)")
