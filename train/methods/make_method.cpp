@@ -18,6 +18,7 @@ const MethodSpec& rcsl_nc_method_spec();
 const MethodSpec& uotrcl_method_spec();
 const MethodSpec& decl_method_spec();
 const MethodSpec& crcl_method_spec();
+const MethodSpec& bicro_method_spec();
 
 // The methods of `rematch train`, in the order of --help and docs/presets.md: one line each.
 const std::vector<const MethodSpec*>& registered_methods() {
@@ -32,6 +33,7 @@ const std::vector<const MethodSpec*>& registered_methods() {
       &uotrcl_method_spec(),
       &decl_method_spec(),
       &crcl_method_spec(),
+      &bicro_method_spec(),
   };
   return methods;
 }
