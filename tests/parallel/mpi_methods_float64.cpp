@@ -1,4 +1,4 @@
-// decl, crcl and ncr trained in float64 on real ranks (docs/distributed.md §4.1, items 8-10): run by
+// decl, crcl, ncr and bicro trained in float64 on real ranks (docs/distributed.md §4.1, items 8-10): run by
 // tests/parallel/methods_float64.sh as `mpirun -n N parallel_mpi_methods_float64 CONFIG OUT` for N = 1, 2, 3. The
 // method is built from CONFIG (the JSON of `rematch train --dry_run`) with its model, batches and losses in
 // float64 (PairsOptions::dtype, as the golden-step tests do) and trained for its epochs; rank 0 writes each epoch's
@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "parallel/communicator.h"
+#include "train/methods/bicro/bicro_method.h"
 #include "train/methods/crcl/crcl_method.h"
 #include "train/methods/decl/decl_method.h"
 #include "train/methods/ncr/ncr_method.h"
@@ -57,8 +58,12 @@ int main(int argc, char** argv) {
     CrclOptions o = c.options<CrclOptions>();
     o.dtype = DType::Float64;
     m = std::make_unique<CrclMethod>(c, o, load_pairs_data(c, true, log), log);
+  } else if (c.method == "bicro") {
+    BicroOptions o = c.options<BicroOptions>();
+    o.dtype = DType::Float64;
+    m = std::make_unique<BicroMethod>(c, o, load_pairs_data(c, false, log), log);
   } else {
-    std::fprintf(stderr, "parallel_mpi_methods_float64: --method %s is not decl, crcl or ncr\n", c.method.c_str());
+    std::fprintf(stderr, "parallel_mpi_methods_float64: --method %s is not decl, crcl, ncr or bicro\n", c.method.c_str());
     return 2;
   }
   std::FILE* out = comm.rank() == 0 ? std::fopen(argv[2], "w") : nullptr;

@@ -124,7 +124,7 @@ TEST_F(ReproduceDocTest, EveryTrainCommandPassesItsDryRun) {
     EXPECT_EQ(j.at("preset"), preset) << "line " << c.line;
     methods.insert(method);
   }
-  EXPECT_EQ(methods, (std::set<std::string>{"l2rm", "rcl", "rcsl", "rcsl-nc", "uotrcl", "decl", "crcl", "ncr"}));
+  EXPECT_EQ(methods, (std::set<std::string>{"l2rm", "rcl", "rcsl", "rcsl-nc", "uotrcl", "decl", "crcl", "ncr", "bicro"}));
 }
 
 // Every value resolve_defaults fills from a method and a preset is named (as `--flag`) in docs/presets.md, whose

@@ -58,6 +58,8 @@ std::vector<std::string> method_args(const std::string& method) {
   // (NCR: one co-training epoch is in the second half (epoch >= num_epochs // 2 = 0), so its steps alternate
   // labelled and unlabelled updates, and a resume can fall between the two.)
   else if (method == "ncr") add({"--warmup_epoch", "1", "--num_epochs", "1", "--noise_ratio", "0.4"});
+  // (BiCro: likewise; a resume can fall between an iteration's unlabelled and labelled updates.)
+  else if (method == "bicro") add({"--warmup_epoch", "1", "--num_epochs", "1", "--noise_ratio", "0.4"});
   else add({"--num_epochs", "2", "--noise_ratio", "0.4"});
   return a;
 }
@@ -241,7 +243,7 @@ std::string case_name(const ::testing::TestParamInfo<std::tuple<std::string, int
 
 INSTANTIATE_TEST_SUITE_P(EveryMethod, ResumeExactTest,
                          ::testing::Combine(::testing::Values("triplet", "infonce", "rcl", "l2rm", "rcsl", "rcsl-nc",
-                                                              "uotrcl", "decl", "crcl", "ncr"),
+                                                              "uotrcl", "decl", "crcl", "ncr", "bicro"),
                                             ::testing::Values(1, 2, 4)),
                          case_name);
 
