@@ -26,15 +26,16 @@ OptionTable make_bicro_flags() {
          "BiCro warm-up: the share of each batch (its smallest per-pair losses) whose losses train (warmup_sele)")
       .above(0)
       .at_most(1)
-      .from("`BiCro/train_*.sh --warmup_rate 0.3`");
+      .from("`BiCro/train_*.sh --warmup_rate 0.3` with --preset, `run.py --warmup_rate 0.5` without");
   t.real("noise_tem", &BicroOptions::noise_tem,
          "BiCro soft labels: a consistency label at most this is set to 0 (noise_soft)")
       .at_least(0)
       .below(1)
-      .from("`BiCro/train_*.sh --noise_tem 0.5 --noise_train noise_soft`");
-  t.choice<BicroFit>("fit_type", &BicroOptions::fit_type, {{BicroFit::Bmm, "bmm"}, {BicroFit::Gmm, "gmm"}},
-                     "BiCro split of the normalised per-pair losses: bmm (its Beta mixture) | gmm (NCR's Gaussian one)")
-      .from("`BiCro/train_*.sh --fit_type bmm`");
+      .from("`BiCro/train_*.sh --noise_tem 0.5 --noise_train noise_soft` with --preset, `run.py --noise_tem 0.9` without");
+  t.choice<std::optional<BicroFit>>(
+       "fit_type", &BicroOptions::fit_type, {{std::nullopt, ""}, {BicroFit::Bmm, "bmm"}, {BicroFit::Gmm, "gmm"}},
+       "BiCro split of the normalised per-pair losses: bmm (its Beta mixture) | gmm (NCR's Gaussian one)")
+      .from("`BiCro/train_*.sh --fit_type bmm` with --preset, `run.py --fit_type gmm` without");
   return finish_table(t.table());
 }
 
@@ -61,7 +62,14 @@ std::vector<Default> bicro_defaults() {
   d.push_back(Default::always("noise_mode", "caption",
                               "BiCro's data.py is NCR's: `PrecompDataset.__init__` shuffles the images of "
                               "⌊r·N_captions⌋ captions (docs/backbones.md §6.4 (a))"));
-  d.push_back(Default::always("warmup_epoch", 10, scripts + ": `--warmup_epoch 10`"));
+  d.push_back(Default::always("warmup_epoch", 10, scripts + ": `--warmup_epoch 10` (also `run.py`'s default)"));
+  // Without --preset, `run.py`'s own defaults, as for ncr (docs/methods/bicro.md §1).
+  d.push_back(Default::per_preset("warmup_rate", {{"f30k", 0.3}, {"coco", 0.3}, {"cc152k", 0.3}, {"", 0.5}},
+                                  scripts + ": `--warmup_rate 0.3`; without --preset `run.py --warmup_rate 0.5`"));
+  d.push_back(Default::per_preset("noise_tem", {{"f30k", 0.5}, {"coco", 0.5}, {"cc152k", 0.5}, {"", 0.9}},
+                                  scripts + ": `--noise_tem 0.5`; without --preset `run.py --noise_tem 0.9`"));
+  d.push_back(Default::per_preset("fit_type", {{"f30k", "bmm"}, {"coco", "bmm"}, {"cc152k", "bmm"}, {"", "gmm"}},
+                                  scripts + ": `--fit_type bmm`; without --preset `run.py --fit_type gmm`"));
   d.push_back(Default::always("num_epochs", 40,
                               "`BiCro/run.py --num_epochs 40` (no script sets it; co-training epochs, after the "
                               "warm-up)"));

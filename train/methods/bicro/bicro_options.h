@@ -5,6 +5,8 @@
 // sources in docs/presets.md).
 #pragma once
 
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "train/methods/method_spec.h"
@@ -18,12 +20,16 @@ namespace rematch::train {
 // mixture (`co_train.py: BetaMixture1D`, what every script runs) or NCR's Gaussian mixture (`run.py`'s default).
 enum class BicroFit { Bmm, Gmm };
 
+// The three options the scripts set away from `run.py`'s defaults are unset here (NaN, nullopt) and resolved per
+// preset: the scripts' values with --preset, `run.py`'s without (bicro_defaults()).
 struct BicroOptions : PairsOptions {
   double p_threshold = 0.5;                          // clean iff the mixture's clean posterior exceeds it
   SoftMargin soft_margin = SoftMargin::Exponential;  // `run.py --soft_margin exponential` (no script sets it)
-  double warmup_rate = 0.3;  // the share of each warm-up batch (its smallest losses) that trains (`warmup_sele`)
-  double noise_tem = 0.5;    // soft labels at most this are set to 0 (`--noise_train noise_soft`)
-  BicroFit fit_type = BicroFit::Bmm;
+  // The share of each warm-up batch (its smallest losses) that trains (`warmup_sele`): 0.3 scripts, 0.5 run.py.
+  double warmup_rate = std::numeric_limits<double>::quiet_NaN();
+  // Soft labels at most this are set to 0 (`--noise_train noise_soft`): 0.5 scripts, 0.9 run.py.
+  double noise_tem = std::numeric_limits<double>::quiet_NaN();
+  std::optional<BicroFit> fit_type;  // bmm scripts, gmm run.py
 };
 
 // The flags of config.options<BicroOptions>(): PairsOptions' (as the bicro instances) and BiCro's own.
