@@ -18,6 +18,7 @@
 //   unlabelled n_j = (d_{i→t} + d_{t→i})/2 against the labelled batch's anchors, 0 when ≤ --noise_tem, clamped.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
