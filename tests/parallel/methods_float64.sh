@@ -1,5 +1,5 @@
 #!/bin/sh
-# decl, crcl, ncr, mrl, dscmr and sdml in float64 on 2 and 3 ranks against 1 process (tests/parallel/mpi_methods_float64.cpp): every
+# decl, crcl, ncr, bicro, mrl, dscmr and sdml in float64 on 2 and 3 ranks against 1 process (tests/parallel/mpi_methods_float64.cpp): every
 # epoch's statistics, every step's loss and terms, each epoch's validation and the last state's test (recalls,
 # ranks, rSum) within 1e-9 of one process's, relative to max(1, |value|), and the same words (record kinds, names,
 # step counts) in the same places. Measured here: at most 3.1e-13 (ncr/SAF), 1.5e-13 (decl/SAF), 8.8e-14 (crcl/SAF,
@@ -39,7 +39,7 @@ compare_runs() {
 }
 model="--preset f30k --data_name synth_precomp --data_path d --embed_size 16 --word_dim 8 --sim_dim 8 --batch_size 8"
 for case in "ncr SAF --warmup_epoch 1 --num_epochs 1" "decl SAF --warmup_epoch 1 --num_epochs 2" \
-  "crcl SAF --warmup_epoch 1 --schedules 1 1 --num_epochs 2"; do
+  "crcl SAF --warmup_epoch 1 --schedules 1 1 --num_epochs 2" "bicro SGR --warmup_epoch 1 --num_epochs 2"; do
   set -- $case
   m=$1 module=$2
   shift 2
@@ -49,6 +49,7 @@ for case in "ncr SAF --warmup_epoch 1 --num_epochs 1" "decl SAF --warmup_epoch 1
     "$MPIRUN" --allow-run-as-root --oversubscribe -n $n "$P" "$m.json" "${m}_$n.txt" 2>run.err || { cat run.err; exit 1; }
   done
   grep -q "^step" "${m}_1.txt" || { echo "$m: no step was trained"; exit 1; }
+  [ "$m" != bicro ] || grep -q " unlabeled_B " "${m}_1.txt" || { echo "bicro: no unlabelled step was trained"; exit 1; }
   grep -q "^val .* rsum " "${m}_1.txt" && grep -q "^test .* rsum " "${m}_1.txt" ||
     { echo "$m: no validation or test record"; exit 1; }
   for n in 2 3; do

@@ -1,4 +1,4 @@
-// decl, crcl, ncr, mrl, dscmr and sdml trained in float64 on real ranks (docs/distributed.md §4.1, items 6 and
+// decl, crcl, ncr, bicro, mrl, dscmr and sdml trained in float64 on real ranks (docs/distributed.md §4.1, items 6 and
 // 8-10): run by tests/parallel/methods_float64.sh as `mpirun -n N parallel_mpi_methods_float64 CONFIG OUT` for N = 1, 2, 3. The
 // method is built from CONFIG (the JSON of `rematch train --dry_run`) with its model, batches and losses in
 // float64 (PairsOptions::dtype, as the golden-step tests do) and trained for its epochs; rank 0 writes each epoch's
@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "parallel/communicator.h"
+#include "train/methods/bicro/bicro_method.h"
 #include "train/methods/crcl/crcl_method.h"
 #include "train/methods/decl/decl_method.h"
 #include "train/methods/dscmr/dscmr_method.h"
@@ -60,6 +61,10 @@ int main(int argc, char** argv) {
     CrclOptions o = c.options<CrclOptions>();
     o.dtype = DType::Float64;
     m = std::make_unique<CrclMethod>(c, o, load_pairs_data(c, true, log), log);
+  } else if (c.method == "bicro") {
+    BicroOptions o = c.options<BicroOptions>();
+    o.dtype = DType::Float64;
+    m = std::make_unique<BicroMethod>(c, o, load_pairs_data(c, false, log), log);
   } else if (c.method == "mrl") {
     MrlOptions o = c.options<MrlOptions>();
     o.dtype = DType::Float64;
@@ -73,7 +78,7 @@ int main(int argc, char** argv) {
     o.dtype = DType::Float64;
     m = std::make_unique<SdmlMethod>(c, o, data::load_labeled(c.data_path, c.valid_len), log);
   } else {
-    std::fprintf(stderr, "parallel_mpi_methods_float64: --method %s is not decl, crcl, ncr, mrl, dscmr or sdml\n",
+    std::fprintf(stderr, "parallel_mpi_methods_float64: --method %s is not decl, crcl, ncr, bicro, mrl, dscmr or sdml\n",
                  c.method.c_str());
     return 2;
   }

@@ -37,6 +37,7 @@
 #include "train/methods/make_method.h"
 #include "train/methods/mscn/mscn_options.h"
 #include "train/methods/ncr/ncr_options.h"
+#include "train/methods/bicro/bicro_options.h"
 #include "train/methods/l2rm/l2rm_method.h"
 #include "train/methods/rcsl/memory_bank.h"
 #include "train/methods/rcsl/rcsl_method.h"
@@ -221,6 +222,23 @@ TEST_F(MethodsCuda, MscnWarmupSplitVirtualMetaAndMainStepsAsOnTheCpu) {
     o.meta_size = 12;
   });
   expect_same_run(run_epochs(c, "cuda", 3, 1000), run_epochs(c, "cpu", 3, 1000), "mscn");
+}
+
+// BiCro (docs/methods/bicro.md): a warm-up epoch (warmup_sele), then two co-training epochs: both nets' per-pair
+// losses and their Beta-mixture splits, the peer's anchors and consistency labels (eval-mode embeddings and scores)
+// and the soft-margin steps; the second co-training epoch is in the second half (unlabelled, then labelled steps).
+TEST_F(MethodsCuda, BicroWarmupSplitAndCoTrainingStepsAsOnTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const TrainConfig c = l2rm_test::tiny_config(path("pairs"), [](TrainConfig& t) {
+    t.method = "bicro";
+    t.warmup_epoch = 1;
+    t.num_epochs = 2;
+    BicroOptions& o = t.options<BicroOptions>();
+    o.embed_size = 8;
+    o.word_dim = 4;
+    o.sim_dim = 4;
+  });
+  expect_same_run(run_epochs(c, "cuda", 3, 1000), run_epochs(c, "cpu", 3, 1000), "bicro");
 }
 
 // L2RM's rematch plan of one score matrix at the official batch size (B = 128: 129 × 129 with the dummies):

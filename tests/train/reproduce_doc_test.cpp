@@ -124,8 +124,8 @@ TEST_F(ReproduceDocTest, EveryTrainCommandPassesItsDryRun) {
     EXPECT_EQ(j.at("preset"), preset) << "line " << c.line;
     methods.insert(method);
   }
-  EXPECT_EQ(methods, (std::set<std::string>{"l2rm", "rcl", "rcsl", "rcsl-nc", "uotrcl", "decl", "crcl", "ncr", "mscn",
-                                            "mrl", "dscmr", "sdml"}));
+  EXPECT_EQ(methods, (std::set<std::string>{"l2rm", "rcl", "rcsl", "rcsl-nc", "uotrcl", "decl", "crcl", "ncr", "bicro",
+                                            "mscn", "mrl", "dscmr", "sdml"}));
 }
 
 // Every value resolve_defaults fills from a method and a preset is named (as `--flag`) in docs/presets.md, whose
@@ -142,7 +142,9 @@ TEST(PresetsDoc, NamesEveryValueAPresetSets) {
       {"decl", {"f30k", "coco", "cc152k"}},
       {"rcsl", {"f30k", "coco"}},              {"rcsl-nc", {"f30k", "coco"}},
       {"uotrcl", {"wiki", "nus", "xmedianet"}}, {"crcl", {"f30k", "coco", "cc152k"}},
-      {"mscn", {"f30k", "coco", "cc152k"}}};
+      {"mscn", {"f30k", "coco", "cc152k"}},    {"bicro", {"f30k", "coco", "cc152k"}},
+      {"mrl", {"wiki", "nus", "xmedianet"}},   {"dscmr", {"wiki", "nus", "xmedianet"}},
+      {"sdml", {"wiki", "nus", "xmedianet"}}};
   for (const auto& [method, presets] : runs)
     for (const std::string& preset : presets) {
       train::TrainConfig c;

@@ -70,6 +70,8 @@ std::vector<std::string> method_args(const std::string& method) {
   // which the warm-up of 4 steps leaves both splits clean pairs to train on.)
   else if (method == "mscn") add({"--warmup_epoch", "1", "--num_epochs", "1", "--noise_ratio", "0.4", "--meta_source",
                                   "dev", "--meta_size", "20", "--learning_rate", "2e-3"});
+  // (BiCro: likewise; a resume can fall between an iteration's unlabelled and labelled updates.)
+  else if (method == "bicro") add({"--warmup_epoch", "1", "--num_epochs", "1", "--noise_ratio", "0.4"});
   else add({"--num_epochs", "2", "--noise_ratio", "0.4"});
   return a;
 }
@@ -253,7 +255,7 @@ std::string case_name(const ::testing::TestParamInfo<std::tuple<std::string, int
 
 INSTANTIATE_TEST_SUITE_P(EveryMethod, ResumeExactTest,
                          ::testing::Combine(::testing::Values("triplet", "infonce", "rcl", "l2rm", "rcsl", "rcsl-nc",
-                                                              "uotrcl", "decl", "crcl", "ncr", "mscn", "mrl",
+                                                              "uotrcl", "decl", "crcl", "ncr", "bicro", "mscn", "mrl",
                                                               "dscmr", "sdml"),
                                             ::testing::Values(1, 2, 4)),
                          case_name);

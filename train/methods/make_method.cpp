@@ -18,6 +18,7 @@ const MethodSpec& rcsl_nc_method_spec();
 const MethodSpec& uotrcl_method_spec();
 const MethodSpec& decl_method_spec();
 const MethodSpec& crcl_method_spec();
+const MethodSpec& bicro_method_spec();
 const MethodSpec& mscn_method_spec();
 const MethodSpec& mrl_method_spec();
 const MethodSpec& dscmr_method_spec();
@@ -36,6 +37,7 @@ const std::vector<const MethodSpec*>& registered_methods() {
       &uotrcl_method_spec(),
       &decl_method_spec(),
       &crcl_method_spec(),
+      &bicro_method_spec(),
       &mscn_method_spec(),
       &mrl_method_spec(),
       &dscmr_method_spec(),
