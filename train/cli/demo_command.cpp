@@ -124,6 +124,7 @@ train::TrainConfig method_config(const std::string& method, const DemoOptions& o
   c.warmup_epoch = demo_warmup(method);
   c.num_epochs = epochs - c.warmup_epoch;
   set("schedules", nlohmann::json::array({c.num_epochs}));  // crcl: one round of warm-up and main epochs
+  for (const auto& [flag, value] : train::method_spec(method).demo.flags) set(flag, value);
   // L2RM's Sinkhorn ε, in every config as the flag's one table sets it (config.json keeps the flat keys).
   if (const train::TrainFlag* reg = train::find_train_flag("reg"))
     for (const auto& [table, flag] : reg->instances) flag->set(c, 0.05);

@@ -72,6 +72,9 @@ struct DemoPart {
   std::string split_stat;
   // Whether its run's page (the pairs it flagged, with pictures) is the one the demo opens first.
   bool report = false;
+  // Values the demo gives some of its own flags on the demo's small world, where its behaviour test found the
+  // method's default does not learn (each with the reason beside it); config.json records them like any flag.
+  std::vector<std::pair<std::string, nlohmann::json>> flags;
 };
 
 struct MethodSpec {
