@@ -102,7 +102,9 @@ CLI::Option* add_checkpoint_scoring_options(CLI::App& cmd, CheckpointScoringOpti
   CLI::Option* ckpt = cmd.add_option("--checkpoint", o.checkpoints,
                                      "SGR/SAF model file (rematch checkpoint or tools/convert_pth.py output). "
                                      "Once: that model. Twice: an SGR and a SAF model give SGRAF, or NCR's two "
-                                     "SGR models A and B; their score matrices are averaged. Nothing else.")
+                                     "SGR models A and B; their score matrices are averaged. An NCR or MSCN run's "
+                                     "checkpoint alone: its nets A and B averaged (MSCN's each scored by its meta "
+                                     "net). Nothing else.")
                           ->check(CLI::ExistingFile);
   cmd.add_option("--data_path", o.data_path, "Folder holding <data_name>/ (SCAN precomp layout)");
   cmd.add_option("--data_name", o.data_name, "Data set folder, e.g. f30k_precomp");
