@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 
 namespace rematch::models {
 namespace {
@@ -98,18 +99,27 @@ SgrafConfig rematch_config(const std::string& path, const nn::SafetensorsMetadat
   }
 }
 
+// A metadata entry that holds a JSON list of strings.
+std::vector<std::string> string_list(const std::string& path, const std::string& key, const std::string& value) {
+  std::vector<std::string> out;
+  try {
+    const Json j = Json::parse(value);
+    if (!j.is_array()) throw std::invalid_argument("not a list");
+    for (const Json& p : j) out.push_back(p.get<std::string>());
+  } catch (const std::invalid_argument&) {
+    REMATCH_FAIL("'", path, "': metadata '", key, "' is not a JSON list of strings: ", value);
+  } catch (const Json::exception& e) {
+    REMATCH_FAIL("'", path, "': metadata '", key, "' is not a JSON list of strings: ", e.what());
+  }
+  return out;
+}
+
 // The models' prefixes of a rematch file: its metadata "model_prefixes" (a JSON list of strings; NCR's two nets),
 // else the one "model.".
 std::vector<std::string> model_prefixes(const std::string& path, const nn::SafetensorsMetadata& meta) {
   auto it = meta.find("model_prefixes");
   if (it == meta.end()) return {kModelPrefix};
-  std::vector<std::string> out;
-  try {
-    const Json j = Json::parse(it->second);
-    for (const Json& p : j) out.push_back(p.get<std::string>());
-  } catch (const Json::exception& e) {
-    REMATCH_FAIL("'", path, "': metadata 'model_prefixes' is not a JSON list of strings: ", e.what());
-  }
+  const std::vector<std::string> out = string_list(path, "model_prefixes", it->second);
   REMATCH_CHECK(!out.empty() && out.front() == kModelPrefix, "'", path,
                 "': metadata 'model_prefixes' must list \"model.\" first, got ", it->second);
   return out;
@@ -124,6 +134,19 @@ SgrafFile read_sgraf_file(const std::string& path) {
   if (is_rematch_checkpoint(f.metadata) || is_training_state(f.metadata)) {
     file.config = rematch_config(path, f.metadata);
     file.prefixes = model_prefixes(path, f.metadata);
+    // MSCN's meta nets (one per model): without them its nets' sim_eval_w heads would score, untrained.
+    auto meta = f.metadata.find("meta_prefixes");
+    if (meta != f.metadata.end()) {
+      file.meta_prefixes = string_list(path, "meta_prefixes", meta->second);
+      REMATCH_CHECK(file.meta_prefixes.size() == file.prefixes.size(), "'", path, "': metadata 'meta_prefixes' ",
+                    meta->second, " does not name one meta net per model of 'model_prefixes'");
+    } else {
+      for (const auto& [name, t] : f.tensors)
+        REMATCH_CHECK(!starts_with(name, "meta_A."), "'", path, "' holds MSCN meta nets (", name,
+                      ") but no metadata 'meta_prefixes' naming them: a checkpoint of an older `--method mscn`; "
+                      "retrain it (or resume it for one epoch) with this version so that it scores with its meta "
+                      "nets rather than the untrained sim_eval_w heads");
+    }
   } else {
     REMATCH_CHECK(is_converted(f.tensors), "'", path,
                   "' is neither a rematch checkpoint of an SGR/SAF model (metadata format "

@@ -30,6 +30,10 @@ struct SgrafFile {
   // of an NCR run, {"model.", "model_B."} (its metadata entry "model_prefixes", docs/methods/ncr.md §6). Empty
   // for a converted official file (its names carry no prefix).
   std::vector<std::string> prefixes;
+  // An MSCN run's checkpoint also holds each net's meta network, the scoring head that replaces sim_eval_w
+  // (docs/methods/mscn.md §5): their prefixes, one per entry of `prefixes` and in its order (metadata entry
+  // "meta_prefixes", e.g. {"meta_A.", "meta_B."}). Empty for every other file.
+  std::vector<std::string> meta_prefixes;
   nn::NamedTensors tensors;  // every tensor of the file, on the host
 };
 

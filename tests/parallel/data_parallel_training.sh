@@ -12,8 +12,8 @@
 #     resumed on 1 process ends as the uninterrupted one-process run.
 #  3. SIGKILL of rank 1: mpirun ends the other rank within 10 s, naming the rank; the run resumed on 2 ranks from
 #     its last checkpoint ends as the one-process run.
-# (Every method now trains data-parallel: the refusal of one whose spec does not opt in, MethodSpec::data_parallel,
-# has no method left to run it; it was checked with ncr before ncr opted in.)
+# (The refusal of a method whose spec does not opt in, MethodSpec::data_parallel, is checked with mscn in
+# sharded_scoring.sh.)
 # TOL: the reduction order alone moves these numbers as much as the ranks do. One process against itself with
 # another OpenBLAS kernel family (OPENBLAS_CORETYPE=Prescott against the default Haswell/Zen kernels, everything
 # else equal), 2 epochs: max relative difference 1.2e-7 (triplet/SGR), 1.4e-6 (rcl/SAF); 2 ranks against 1 process

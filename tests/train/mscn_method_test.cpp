@@ -9,18 +9,21 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "autograd/autograd.h"
 #include "autograd/gradcheck.h"
 #include "cli_runner.h"
+#include "nn/safetensors.h"
 #include "test_util.h"
 #include "train/cli/app.h"
 #include "train/methods/make_method.h"
 #include "train/methods/mscn/mscn_method.h"
 #include "train/methods/mscn/mscn_scores.h"
 #include "train/methods/mscn/virtual_step.h"
+#include "train/run/run_folder.h"
 #include "train/synth/pairs_world.h"
 
 namespace rematch::train {
@@ -359,6 +362,68 @@ TEST_F(MscnMethodTest, SynthWritesAMetaSplitThatTheDefaultMetaSourceReads) {
     EXPECT_NE(std::string(e.what()).find("--meta_source split"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("meta_ims.npy"), std::string::npos) << e.what();
   }
+}
+
+// `rematch eval --checkpoint` on an MSCN run's checkpoint_best scores as the run's own test does: nets A and B each
+// with its meta net, averaged (not the nets' untrained sim_eval_w heads), so every test metric comes out equal. An
+// MSCN checkpoint is scored alone, and one whose meta nets are not named (an older version's) is refused.
+TEST_F(MscnMethodTest, EvalCheckpointScoresWithTheMetaNetsAsTheRunsTest) {
+  const TrainConfig c = config();  // writes the world
+  const std::vector<std::string> data = {"--data_path", c.data_path, "--data_name", "synth_precomp"};
+  std::vector<std::string> train = {"train", "--method", "mscn", "--run_dir", path("run"), "--noise_ratio", "0.5",
+                                    "--batch_size", "8", "--embed_size", "8", "--word_dim", "4", "--sim_dim", "4",
+                                    "--meta_source", "dev", "--meta_size", "12", "--meta_interval", "2",
+                                    "--warmup_epoch", "1", "--num_epochs", "1", "--progress", "none"};
+  train.insert(train.end(), data.begin(), data.end());
+  const cli::test::CliResult t = cli::test::run_cli(train);
+  ASSERT_EQ(t.code, cli::kExitOk) << t.err;
+  run::MetricRecord test_record;
+  for (const run::MetricRecord& m : run::read_metrics(path("run") + "/metrics.jsonl"))
+    if (m.kind == "test") test_record = m;
+  ASSERT_TRUE(test_record.has("test_rsum"));
+  const std::string best = path("run") + "/checkpoint_best.safetensors";
+  std::vector<std::string> eval = {"eval", "--checkpoint", best, "--split", "test", "--json"};
+  eval.insert(eval.end(), data.begin(), data.end());
+  const cli::test::CliResult e = cli::test::run_cli(eval);
+  ASSERT_EQ(e.code, cli::kExitOk) << e.err;
+  const nlohmann::json j = nlohmann::json::parse(e.out);
+  for (const char* key : {"rsum", "i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10", "i2t_medr", "t2i_medr"})
+    EXPECT_NEAR(j.at(key).get<double>(), test_record.get(std::string("test_") + key), 1e-9) << key;
+  std::cout << "eval --checkpoint rSum " << j.at("rsum").get<double>() << ", the run's test rSum "
+            << test_record.get("test_rsum") << "\n";
+  // With another file: refused by name.
+  std::vector<std::string> two = {"eval", "--checkpoint", best, "--checkpoint", path("run") +
+                                  "/checkpoint_latest.safetensors"};
+  two.insert(two.end(), data.begin(), data.end());
+  const cli::test::CliResult pair = cli::test::run_cli(two);
+  EXPECT_NE(pair.code, cli::kExitOk);
+  EXPECT_NE(pair.err.find("MSCN checkpoint"), std::string::npos) << pair.err;
+  // The same file without its "meta_prefixes" entry: refused, saying what to do.
+  nn::SafetensorsFile f = nn::load_safetensors(best);
+  ASSERT_EQ(f.metadata.erase("meta_prefixes"), 1u);
+  f.metadata.erase(nn::kChecksumKey);
+  nn::save_safetensors(path("old.safetensors"), f.tensors, f.metadata, true);
+  std::vector<std::string> old = {"eval", "--checkpoint", path("old.safetensors")};
+  old.insert(old.end(), data.begin(), data.end());
+  const cli::test::CliResult o = cli::test::run_cli(old);
+  EXPECT_NE(o.code, cli::kExitOk);
+  EXPECT_NE(o.err.find("meta_prefixes"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("retrain"), std::string::npos) << o.err;
+  // Control: without the meta nets at all, the file scores with net A's sim_eval_w head (the former behaviour), and
+  // the metrics are not the run's.
+  nn::NamedTensors nets_only;
+  for (const auto& [name, t] : f.tensors)
+    if (name.rfind("meta_", 0) != 0) nets_only.emplace_back(name, t);
+  f.metadata.erase("model_prefixes");
+  nn::save_safetensors(path("nets_only.safetensors"), nets_only, f.metadata, true);
+  std::vector<std::string> head = {"eval", "--checkpoint", path("nets_only.safetensors"), "--split", "test", "--json"};
+  head.insert(head.end(), data.begin(), data.end());
+  const cli::test::CliResult h = cli::test::run_cli(head);
+  ASSERT_EQ(h.code, cli::kExitOk) << h.err;
+  const nlohmann::json hj = nlohmann::json::parse(h.out);
+  std::cout << "sim_eval_w of net A: rSum " << hj.at("rsum").get<double>() << ", i2t meanr "
+            << hj.at("i2t_meanr").get<double>() << " against " << j.at("i2t_meanr").get<double>() << "\n";
+  EXPECT_NE(hj.at("i2t_meanr").get<double>(), j.at("i2t_meanr").get<double>());
 }
 
 TEST_F(MscnMethodTest, BadFlagsAreRefusedByName) {

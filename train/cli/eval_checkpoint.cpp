@@ -12,6 +12,8 @@
 #include "train/data/precomp_dataset.h"
 #include "train/data/vocab.h"
 #include "train/eval/sgraf_scoring.h"
+#include "train/methods/mscn/meta_sim.h"
+#include "train/methods/mscn/mscn_scores.h"
 
 namespace rematch::cli {
 namespace {
@@ -32,10 +34,31 @@ void check_fits(const std::string& path, const models::SgrafConfig& c, const dat
 }
 
 // The averaging rule of --checkpoint (docs/backbones.md §4.8): one SGR or SAF model; an SGR and a SAF model
-// (SGRAF); or two SGR models, NCR's co-trained A and B.
+// (SGRAF); or two SGR models, NCR's co-trained A and B; or alone, an NCR or MSCN run's checkpoint of both nets.
 const char* const kAveragingRule =
     "--checkpoint takes one SGR or SAF model, an SGR and a SAF model (SGRAF, scores averaged), or NCR's two SGR "
     "models A and B (scores averaged)";
+
+// The meta net `prefix` of an MSCN checkpoint (train/methods/mscn/meta_sim.h), its hidden size read from its
+// first layer's weight [hidden, sim_dim]; loaded strictly, in eval mode.
+std::unique_ptr<train::MetaSim> load_meta_net(const models::SgrafFile& file, const std::string& prefix) {
+  nn::StateDict state;
+  for (const auto& [name, t] : file.tensors)
+    if (name.compare(0, prefix.size(), prefix) == 0) state.emplace_back(name.substr(prefix.size()), t);
+  const std::string first = "first_hidden_layer.fc.weight";
+  auto it = std::find_if(state.begin(), state.end(), [&](const auto& e) { return e.first == first; });
+  if (it == state.end() || it->second.dim() != 2 || it->second.size(1) != file.config.sim_dim)
+    throw Error("'" + file.path + "': the MSCN meta net '" + prefix + "' has no " + first + " [hidden, " +
+                std::to_string(file.config.sim_dim) + "] (the file is damaged or not an MSCN run's checkpoint)");
+  auto meta = std::make_unique<train::MetaSim>(file.config.sim_dim, it->second.size(0), DType::Float32, nullptr);
+  try {
+    meta->load_state_dict(state);
+  } catch (const Error& e) {
+    throw Error("'" + file.path + "' (MSCN meta net '" + prefix + "'): " + e.what());
+  }
+  meta->eval();
+  return meta;
+}
 
 // The count of files, and the same file twice, before any file is read.
 void check_checkpoint_paths(const std::vector<std::string>& paths) {
@@ -50,6 +73,13 @@ void check_checkpoint_paths(const std::vector<std::string>& paths) {
 std::string averaging_label(const std::vector<models::SgrafFile>& files) {
   std::vector<std::string> names;
   for (const models::SgrafFile& f : files) {
+    if (!f.meta_prefixes.empty()) {
+      // An MSCN run's checkpoint: each net scored by its meta net, A and B averaged (docs/methods/mscn.md §5).
+      if (files.size() > 1)
+        throw UsageError(std::string(kAveragingRule) + "; " + f.path +
+                         " is an MSCN checkpoint (nets A and B with their meta nets): give it alone");
+      return "MSCN (nets A and B of " + f.path + " with their meta nets, averaged)";
+    }
     if (f.prefixes.size() > 1) {
       // An NCR run's checkpoint: its nets A and B, averaged as NCR reports them (docs/methods/ncr.md §5).
       if (files.size() > 1)
@@ -72,7 +102,9 @@ CLI::Option* add_checkpoint_scoring_options(CLI::App& cmd, CheckpointScoringOpti
   CLI::Option* ckpt = cmd.add_option("--checkpoint", o.checkpoints,
                                      "SGR/SAF model file (rematch checkpoint or tools/convert_pth.py output). "
                                      "Once: that model. Twice: an SGR and a SAF model give SGRAF, or NCR's two "
-                                     "SGR models A and B; their score matrices are averaged. Nothing else.")
+                                     "SGR models A and B; their score matrices are averaged. An NCR or MSCN run's "
+                                     "checkpoint alone: its nets A and B averaged (MSCN's each scored by its meta "
+                                     "net). Nothing else.")
                           ->check(CLI::ExistingFile);
   cmd.add_option("--data_path", o.data_path, "Folder holding <data_name>/ (SCAN precomp layout)");
   cmd.add_option("--data_name", o.data_name, "Data set folder, e.g. f30k_precomp");
@@ -130,27 +162,42 @@ ScoredSplit score_split(const CheckpointScoringOptions& o, std::ostream& all_log
   const data::PrecompDataset ds(o.data_path, data_name, o.split, vocab, popt);
 
   std::vector<std::unique_ptr<SgrafModel>> nets;
+  std::vector<std::unique_ptr<train::MetaSim>> metas;  // an MSCN checkpoint's, one per net
   for (const models::SgrafFile& file : files) {
     std::vector<std::string> prefixes = file.prefixes;
     if (prefixes.empty()) prefixes = {"model."};  // a converted official file: its one model
-    for (const std::string& prefix : prefixes) {
-      nets.push_back(models::load_sgraf_model(file, DType::Float32, prefix));
+    for (size_t k = 0; k < prefixes.size(); ++k) {
+      nets.push_back(models::load_sgraf_model(file, DType::Float32, prefixes[k]));
       check_fits(file.path, nets.back()->config(), ds, vocab.size());
       nets.back()->to(device);
+      if (!file.meta_prefixes.empty()) {
+        metas.push_back(load_meta_net(file, file.meta_prefixes[k]));
+        metas.back()->to(device);
+      }
     }
   }
+  REMATCH_CHECK(metas.empty() || (metas.size() == 2 && nets.size() == 2), "--checkpoint: an MSCN checkpoint holds "
+                "two nets and two meta nets, got ", nets.size(), " and ", metas.size());
   files.clear();  // the host copies of the weights: the models hold theirs
   const int64_t per_image = ds.captions_per_image();
   std::vector<SgrafModel*> models;
   for (auto& net : nets) models.push_back(net.get());
   ScoredSplit out;
   const eval::BlockSize block{o.block_images, o.block_captions};
+  const int64_t n_img = ds.num_captions() / per_image;
+  // Rows [begin, end): SGRAF's sim_eval_w heads (averaged), or MSCN's (S_A + S_B) / 2, each net with its meta
+  // net, as MSCN's own validation and test compute it (train/methods/mscn/mscn_method.cpp `test`).
+  auto score_rows = [&](int64_t begin, int64_t end) {
+    if (metas.empty()) return eval::score_precomp_rows(models, ds, begin, end, block);
+    const Tensor sa = train::mscn_split_rows(*nets[0], *metas[0], ds, begin, end, block);
+    const Tensor sb = train::mscn_split_rows(*nets[1], *metas[1], ds, begin, end, block);
+    return mul(add(sa, sb), 0.5);
+  };
   if (comm.world_size() == 1) {
-    out.sims = eval::score_precomp_split(models, ds, block);
+    out.sims = score_rows(0, n_img);
   } else {
-    const int64_t n_img = ds.num_captions() / per_image;
     const parallel::RowRange rows = parallel::block_rows(n_img, block.images, comm.rank(), comm.world_size());
-    const Tensor mine = eval::score_precomp_rows(models, ds, rows.begin, rows.end, block);
+    const Tensor mine = score_rows(rows.begin, rows.end);
     // Rows travel as they are (no arithmetic): the gathered matrix is one process's, byte for byte.
     const Device via = comm.backend() == parallel::Backend::Nccl ? device : Device::cpu();
     out.sims = kernels::to_device(comm.all_gather(kernels::to_device(mine, via)), Device::cpu());

@@ -5,7 +5,8 @@
 // docs/backbones.md §5.3, §7) is filled block by block (train/eval/sgraf_scoring.h) on that device, in eval mode
 // and without a graph, and kept on the host. Two checkpoints are averaged: an SGR and a SAF checkpoint give SGRAF
 // (§4.8), two SGR nets NCR's models A and B; any other combination is refused. The checkpoint of an NCR run holds
-// both nets (its "model_prefixes", docs/methods/ncr.md §6) and is averaged alone.
+// both nets (its "model_prefixes", docs/methods/ncr.md §6) and is averaged alone. So is an MSCN run's, whose nets
+// are scored each by its meta net ("meta_prefixes"), (S_A + S_B) / 2 as MSCN's own test (docs/methods/mscn.md §5).
 #pragma once
 
 #include <cstdint>

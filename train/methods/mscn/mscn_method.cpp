@@ -430,6 +430,9 @@ void MscnMethod::save_state(TrainingState& s) const {
     s.put_module(std::string("meta_") + net_name(k) + ".", *meta_[static_cast<size_t>(k)]);
     s.put_optimizer(std::string("meta_optim_") + net_name(k) + ".", *meta_optim_[static_cast<size_t>(k)]);
   }
+  // `rematch eval/score --checkpoint` score the two nets each with its meta net, averaged (models/sgraf_checkpoint.h).
+  s.put_entry("model_prefixes", R"(["model.", "model_B."])");
+  s.put_entry("meta_prefixes", R"(["meta_A.", "meta_B."])");
   s.put_tensor("mscn.prob", from_vector(prob_, {static_cast<int64_t>(prob_.size())}));
   s.put_int_vector("mscn.clean", std::vector<int64_t>(clean_.begin(), clean_.end()));
 }

@@ -103,10 +103,18 @@ Tensor binary_cross_entropy(const Tensor& p, const Tensor& y) {
 
 Tensor mscn_split_scores(models::SgrafModel& model, MetaSim& meta, const data::PrecompDataset& ds,
                          eval::BlockSize block) {
-  model.eval();
-  meta.eval();
+  return mscn_split_rows(model, meta, ds, 0, ds.num_captions() / ds.captions_per_image(), block);
+}
+
+Tensor mscn_split_rows(models::SgrafModel& model, MetaSim& meta, const data::PrecompDataset& ds, int64_t img_begin,
+                       int64_t img_end, eval::BlockSize block) {
   const int64_t per_image = ds.captions_per_image();
   const int64_t n_cap = ds.num_captions(), n_img = n_cap / per_image;
+  REMATCH_CHECK(0 <= img_begin && img_begin <= img_end && img_end <= n_img && img_begin % block.images == 0,
+                "mscn_split_rows: rows [", img_begin, ", ", img_end, ") of ", n_img,
+                " images must start on a block of ", block.images);
+  model.eval();
+  meta.eval();
   const Tensor first = model.parameters().front();
   const DType dtype = first.dtype();
   const Device device = first.device();
@@ -119,17 +127,18 @@ Tensor mscn_split_scores(models::SgrafModel& model, MetaSim& meta, const data::P
   models::ImageSide images;
   int64_t cached_begin = -1;
   auto scorer = [&](int64_t r0, int64_t r1, int64_t c0, int64_t) {
-    if (r0 != cached_begin) {
+    const int64_t i0 = img_begin + r0, i1 = img_begin + r1;  // the rows' images
+    if (i0 != cached_begin) {
       std::vector<int64_t> rows;
-      for (int64_t i = r0; i < r1; ++i) rows.push_back(ds.image_index(i * per_image));
+      for (int64_t i = i0; i < i1; ++i) rows.push_back(ds.image_index(i * per_image));
       const Tensor regions = ds.images(rows);
       images = model.sim_enc().encode_images(
           model.encode_images(to(regions.dtype() == dtype ? regions : to(regions, dtype), device)));
-      cached_begin = r0;
+      cached_begin = i0;
     }
     return squeeze(meta.forward(model.sim_enc().vectors(images, captions[static_cast<size_t>(c0 / block.captions)])), 2);
   };
-  return eval::score_blocks(n_img, n_cap, scorer, block, dtype);
+  return eval::score_blocks(img_end - img_begin, n_cap, scorer, block, dtype);
 }
 
 }  // namespace rematch::train

@@ -43,5 +43,9 @@ Tensor binary_cross_entropy(const Tensor& p, const Tensor& y);
 // (train/eval/block_scoring.h; rows = distinct images as eval::score_precomp_split). Models are left in eval mode.
 Tensor mscn_split_scores(models::SgrafModel& model, MetaSim& meta, const data::PrecompDataset& split,
                          eval::BlockSize block);
+// Only rows [img_begin, img_end) of that matrix (one rank's share in sharded scoring, `rematch score` under mpirun):
+// img_begin must be a multiple of block.images, so the blocks and their rows are those mscn_split_scores computes.
+Tensor mscn_split_rows(models::SgrafModel& model, MetaSim& meta, const data::PrecompDataset& split,
+                       int64_t img_begin, int64_t img_end, eval::BlockSize block);
 
 }  // namespace rematch::train
