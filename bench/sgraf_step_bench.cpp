@@ -54,6 +54,7 @@
 #include "models/models.h"
 #include "nn/functional.h"
 #include "tensor/cuda/runtime.h"
+#include "tensor/memory.h"
 
 #ifdef REMATCH_WITH_CUDA
 #include "bench/cuda_bench_setup.h"  // the device's name in the report's context
@@ -162,6 +163,31 @@ struct Setup {
     backward(loss);
     return loss.item<double>();  // on CUDA, waits for the step's kernels (a copy to the host syncs the stream)
   }
+
+  // The same step, measured (tensor/memory.h; bytes): the tensors live before it (parameters, their gradients
+  // from the step before, the batch), live after the forward pass (+ what the graph saved for backward and the
+  // outputs), and the peak during the step (+ the temporaries of the forward or backward pass at that moment,
+  // with the gradients being built).
+  struct Breakdown {
+    double params = 0, before = 0, saved = 0, peak = 0, cached_peak = 0, held_peak = 0;
+  };
+  Breakdown measured_step(Device device) {
+    Breakdown b;
+    for (const Tensor& p : model.parameters()) b.params += static_cast<double>(p.numel()) * dtype_size(p.dtype());
+    model.zero_grad();
+    reset_peak_memory_stats(device);
+    b.before = static_cast<double>(memory_stats(device).live_bytes);
+    const Tensor scores = model(images, ids, lengths);
+    const Tensor loss = nn::hardest_negative_triplet(scores, 0.2, true);
+    b.saved = static_cast<double>(memory_stats(device).live_bytes) - b.before;
+    backward(loss);
+    loss.item<double>();
+    const MemoryStats m = memory_stats(device);
+    b.peak = static_cast<double>(m.live_peak_bytes);
+    b.cached_peak = static_cast<double>(m.cached_peak_bytes);
+    b.held_peak = static_cast<double>(m.held_peak_bytes);
+    return b;
+  }
 };
 
 void run_case(benchmark::State& state, models::SimilarityModule module, Device device) {
@@ -170,9 +196,11 @@ void run_case(benchmark::State& state, models::SimilarityModule module, Device d
   if (device.is_cuda()) cuda::reset_peak_memory_stats(device.index);
   const bool was_reset = reset_peak_rss();
   double loss = 0;
+  Setup::Breakdown b;
   {
     Setup s(module, d, device);
     if (device.is_cuda()) s.step();  // untimed: kernel loading, cuBLAS handles
+    b = s.measured_step(device);     // untimed: the memory breakdown (gradients of the step before alive)
     for (auto _ : state) {
       loss = s.step();
       benchmark::DoNotOptimize(loss);
@@ -184,6 +212,16 @@ void run_case(benchmark::State& state, models::SimilarityModule module, Device d
     state.counters["gpu_peak_MiB"] = static_cast<double>(m.used_peak_bytes) / kMiB;
     state.counters["gpu_reserved_peak_MiB"] = static_cast<double>(m.reserved_peak_bytes) / kMiB;
   }
+  // The breakdown (MiB; docs/memory.md §1): parameters; gradients (as large as the parameters, alive from the
+  // step before); the batch and the rest live before the step; saved for backward (live after the forward pass
+  // minus before it); the peak's remaining temporaries; the block cache at the peak; live + cached at the peak.
+  state.counters["params_MiB"] = b.params / kMiB;
+  state.counters["live_before_step_MiB"] = b.before / kMiB;
+  state.counters["saved_MiB"] = b.saved / kMiB;
+  state.counters["peak_tensor_MiB"] = b.peak / kMiB;
+  state.counters["temporaries_MiB"] = (b.peak - b.before - b.saved) / kMiB;
+  state.counters["cache_peak_MiB"] = b.cached_peak / kMiB;
+  state.counters["held_peak_MiB"] = b.held_peak / kMiB;
   const int64_t peak = peak_rss_kib(was_reset);
   state.counters["peak_rss_MiB"] = static_cast<double>(peak) / 1024.0;
   state.counters["step_MiB"] = static_cast<double>(peak - g_start_rss_kib) / 1024.0;
