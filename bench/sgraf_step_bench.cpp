@@ -13,7 +13,7 @@
 //   full     B=128 R=36 img=2048 word=300 embed=1024 sim=256 V=8481 (docs/backbones.md §5.2; the GPU target)
 //   reduced  B=32  R=36 img=256  word=64  embed=256  sim=64  V=8481 (what the 2-core CPU run uses)
 // `--dims=reduced` (default), `--dims=full`, `--dims=all` or `--dims=B,R,img,word,embed,sim,V` picks which are
-// registered; `--device=cpu` (default) or `--device=cuda` / `cuda:N` where the step runs; the remaining flags
+// registered; `--memory_budget=auto|none|<size>` the scoring's memory budget (models/scoring_budget.h); `--device=cpu` (default) or `--device=cuda` / `cuda:N` where the step runs; the remaining flags
 // go to Google Benchmark. Times are wall clock (UseRealTime).
 //
 // CUDA: the model, images and token ids live on the device (the caption lengths stay on the host, as the GRU
@@ -52,6 +52,7 @@
 
 #include "autograd/autograd.h"
 #include "models/models.h"
+#include "models/scoring_budget.h"
 #include "nn/functional.h"
 #include "tensor/cuda/runtime.h"
 #include "tensor/memory.h"
@@ -274,13 +275,15 @@ bool parse_dims(const std::string& text, std::vector<Dims>* out) {
 
 int main(int argc, char** argv) {
   g_start_rss_kib = status_kib("VmRSS:");
-  std::string dims_flag = "reduced", device_flag = "cpu";
+  std::string dims_flag = "reduced", device_flag = "cpu", budget_flag = "auto";
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (i > 0 && std::strncmp(argv[i], "--dims=", 7) == 0)
       dims_flag = argv[i] + 7;
     else if (i > 0 && std::strncmp(argv[i], "--device=", 9) == 0)
       device_flag = argv[i] + 9;
+    else if (i > 0 && std::strncmp(argv[i], "--memory_budget=", 16) == 0)
+      budget_flag = argv[i] + 16;
     else
       rest.push_back(argv[i]);
   }
@@ -292,6 +295,7 @@ int main(int argc, char** argv) {
   }
   Device device;
   try {
+    models::set_scoring_memory_budget(models::parse_memory_budget(budget_flag, "--memory_budget"));
     device = Device::parse(device_flag);
   } catch (const Error& e) {
     std::fprintf(stderr, "--device: %s\n", e.what());

@@ -160,6 +160,14 @@ size_t release_cached_memory(int device) {
   return before - std::min(before, after);
 }
 
+size_t total_memory(int device) {
+  stream(device);  // checks the index
+  REMATCH_CUDA_CHECK(cudaSetDevice(device));
+  size_t free_b = 0, total_b = 0;
+  REMATCH_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return total_b;
+}
+
 namespace {
 // Makes `waiting`'s later work wait for what `done` has been given so far (both devices' streams; no host wait).
 void order_after(int waiting, int done) {
