@@ -46,6 +46,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -191,7 +192,10 @@ struct Setup {
   }
 };
 
-void run_case(benchmark::State& state, models::SimilarityModule module, Device device) {
+// nets = 2: a co-training step (NCR, DECL, CRCL keep two SGRAF nets, each trained on the batch in turn): two
+// models of the same shape in one process, one iteration = a step of each; the breakdown is of the first net's
+// step with the second's gradients alive.
+void run_case(benchmark::State& state, models::SimilarityModule module, Device device, int nets) {
   const Dims d{state.range(0), state.range(1), state.range(2), state.range(3),
                state.range(4), state.range(5), state.range(6)};
   if (device.is_cuda()) cuda::reset_peak_memory_stats(device.index);
@@ -200,10 +204,16 @@ void run_case(benchmark::State& state, models::SimilarityModule module, Device d
   Setup::Breakdown b;
   {
     Setup s(module, d, device);
+    std::unique_ptr<Setup> other;
+    if (nets == 2) {
+      other = std::make_unique<Setup>(module, d, device);
+      other->step();  // untimed: its gradients alive, as mid-epoch
+    }
     if (device.is_cuda()) s.step();  // untimed: kernel loading, cuBLAS handles
     b = s.measured_step(device);     // untimed: the memory breakdown (gradients of the step before alive)
     for (auto _ : state) {
       loss = s.step();
+      if (other) loss += other->step();
       benchmark::DoNotOptimize(loss);
       benchmark::ClobberMemory();
     }
@@ -233,17 +243,17 @@ void run_case(benchmark::State& state, models::SimilarityModule module, Device d
 
 // An error (a device out of memory at full dims, say) is recorded in the case's report entry (error_occurred,
 // error_message), and the other cases still run.
-void BM_step(benchmark::State& state, models::SimilarityModule module, Device device) {
+void BM_step(benchmark::State& state, models::SimilarityModule module, Device device, int nets) {
   try {
-    run_case(state, module, device);
+    run_case(state, module, device, nets);
   } catch (const Error& e) {
     state.SkipWithError(e.what());
   }
 }
 
 // CUDA steps take milliseconds: half a second per run gives tens of steps and keeps the GPU runner short.
-void register_case(const char* name, models::SimilarityModule module, const Dims& d, Device device) {
-  benchmark::RegisterBenchmark(name, BM_step, module, device)
+void register_case(const char* name, models::SimilarityModule module, const Dims& d, Device device, int nets = 1) {
+  benchmark::RegisterBenchmark(name, BM_step, module, device, nets)
       ->Args({d.batch, d.regions, d.img_dim, d.word_dim, d.embed, d.sim_dim, d.vocab})
       ->ArgNames({"B", "R", "img", "word", "embed", "sim", "V"})
       ->UseRealTime()
@@ -319,6 +329,7 @@ int main(int argc, char** argv) {
   for (const Dims& d : dims) {
     register_case("sgr_step", models::SimilarityModule::SGR, d, device);
     register_case("saf_step", models::SimilarityModule::SAF, d, device);
+    register_case("cotrain_step", models::SimilarityModule::SGR, d, device, 2);
   }
   int rest_argc = static_cast<int>(rest.size());
   benchmark::Initialize(&rest_argc, rest.data());

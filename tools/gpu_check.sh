@@ -16,7 +16,9 @@
 #   slice 2  the op benchmarks (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN;
 #            bench/run_cuda.sh), the large OT problems against their bound (CASES=large
 #            bench/run_sinkhorn_cuda.sh), one run per method at full size (pairs/s, CPU = GPU first losses;
-#            DEMO=off bench/run_methods_cuda.sh), the Large test suites, and the GPU demo's time (DEMO=only:
+#            DEMO=off bench/run_methods_cuda.sh), the SGR and SAF step within a memory budget against the official
+#            loop (peak GPU memory <= 0.5x, issue 39: DEVICE=cuda bench/run_sgraf_step.sh --memory_budget=1),
+#            the Large test suites, and the GPU demo's time (DEMO=only:
 #            stopped at its time cap and projected; then retune its GPU size to finish in a few minutes)
 #   slice 3  compute-sanitizer memcheck, then racecheck, over the GPU tests (both resume suite by suite), then
 #            whatever slices 1-2 found slow, fixed and measured again (its stages named after --slice 3)
@@ -170,26 +172,28 @@ start=$SECONDS
 # Seconds each stage is expected to take there (est; for --plan: estimates until a GPU run replaces them) and
 # the least it needs to be worth starting (need; what earlier stages of a call leave to it).
 declare -A est=([build]=15 [tests]=120 [step]=120 [score]=90 [sinkhorn]=45 [dist]=75 [ops]=120
-                [sinkhorn-large]=90 [methods]=200 [large]=90 [demo]=150 [memcheck]=420 [racecheck]=420
-                [cpu-tests]=150)
+                [sinkhorn-large]=90 [methods]=200 [memory]=90 [large]=90 [demo]=150 [memcheck]=420
+                [racecheck]=420 [cpu-tests]=150)
 declare -A need=([build]=0 [tests]=60 [step]=90 [score]=75 [sinkhorn]=40 [dist]=45 [ops]=90 [sinkhorn-large]=60
-                 [methods]=120 [large]=60 [demo]=60 [memcheck]=60 [racecheck]=60 [cpu-tests]=90)
+                 [methods]=120 [memory]=75 [large]=60 [demo]=60 [memcheck]=60 [racecheck]=60 [cpu-tests]=90)
 build_there_est=150  # the build stage when it builds there (16 jobs; see the header)
 # Stages no earlier stage keeps time for: dist is slice 1's second call's, so call 1's stages keep the slack they
 # had without it; it runs in call 1 only when they left it its least.
 declare -A unreserved=([dist]=1)
-all_stages=(build tests step score sinkhorn dist ops sinkhorn-large methods large demo memcheck racecheck cpu-tests)
-declare -A slice_stages=([1]="build tests step score sinkhorn dist" [2]="build ops sinkhorn-large methods large demo"
+all_stages=(build tests step score sinkhorn dist ops sinkhorn-large methods memory large demo memcheck racecheck
+            cpu-tests)
+declare -A slice_stages=([1]="build tests step score sinkhorn dist"
+                         [2]="build ops sinkhorn-large methods memory large demo"
                          [3]="build memcheck racecheck")
 declare -A slice_title=([1]="build, the GPU tests, the three headline measurements and the data-parallel check"
-                        [2]="op benchmarks, large OT problems, every method at full size, Large suites, GPU demo"
+                        [2]="op benchmarks, large OT problems, every method at full size, the step within a memory budget, Large suites, GPU demo"
                         [3]="compute-sanitizer memcheck and racecheck over the GPU tests, then re-measurements")
 
 # CMake targets. Every ctest stage needs all six test binaries (a missing one is a failing NOT_BUILT test).
 test_targets="tensor_tests autograd_tests nn_tests ot_tests models_tests train_tests"
 declare -A stage_targets=([tests]="$test_targets" [large]="$test_targets" [memcheck]="$test_targets"
                           [racecheck]="$test_targets" [cpu-tests]="$test_targets rematch_cli"
-                          [step]="sgraf_step_bench" [score]="rematch_cli" [sinkhorn]="sinkhorn_cuda_bench"
+                          [step]="sgraf_step_bench" [memory]="sgraf_step_bench" [score]="rematch_cli" [sinkhorn]="sinkhorn_cuda_bench"
                           [ops]="cuda_ops_bench cuda_gru_bench" [sinkhorn-large]="sinkhorn_cuda_bench"
                           [methods]="rematch_cli" [demo]="rematch_cli" [dist]="rematch_cli parallel_mpi_collectives")
 prebuilt_targets="rematch_cli $test_targets sgraf_step_bench sinkhorn_cuda_bench cuda_ops_bench cuda_gru_bench
@@ -267,8 +271,10 @@ print_plan() {
        echo "  cuda on 1; triplet/SGR and l2rm/SAF: 2 ranks --dist_backend mpi and 1 rank nccl vs one process on the"
        echo "  GPU, every metrics record, max relative difference per case; 2 CPU ranks as the control; dist.json)." ;;
     2) echo "  Stages: build, ops (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN), sinkhorn-large"
-       echo "  (large OT problems vs their bound), methods (one run per method at full size), large (the Large"
-       echo "  suites), demo (the GPU demo until its time is up: speed and projected time; then retune its GPU size)." ;;
+       echo "  (large OT problems vs their bound), methods (one run per method at full size), memory (the SGR and SAF"
+       echo "  step caption by caption, --memory_budget=1, vs the official loop: peak GPU memory <= 0.5x, time >= 3x;"
+       echo "  issue 39), large (the Large suites), demo (the GPU demo until its time is up: speed and projected"
+       echo "  time; then retune its GPU size)." ;;
     3) echo "  Stages: build, memcheck, racecheck (both resume suite by suite); then what slices 1-2 found slow, fixed:"
        echo "  name those stages after --slice 3 (e.g. --slice 3 step ops) and they run once the sanitizers are done." ;;
   esac
@@ -291,7 +297,7 @@ print_plan() {
   case "$n" in
     1) echo "          It runs dist (~${est[dist]} s, at least ${need[dist]}) after what call 1 left; when call 1 finished"
        echo "          everything, dist too (stages faster than their estimates): skip call 2 (give_back)." ;;
-    2) echo "          The demo gets what is left (~$((420 - 75 - 10 - est[large])) s with L = 420, at least ${need[demo]}): its speed and projection." ;;
+    2) echo "          The demo gets what is left (~$((420 - 75 - 10 - est[memory] - est[large])) s with L = 420, at least ${need[demo]}): its speed and projection." ;;
     3) echo "          memcheck and racecheck go on where call 1 stopped, then the re-measured stages." ;;
   esac
   IFS='|' read -r first second t <<<"$(plan_split "$build_there_est" "$b1" "${stages[@]}")"
@@ -942,6 +948,9 @@ run_runner() {
 }
 
 stage_step() { run_runner step sgraf_step env DEVICE=cuda bench/run_sgraf_step.sh; }
+# Issue 39: the same step caption by caption (--memory_budget below what one pass keeps), its peak GPU memory
+# against the official loop's (target: at most 0.5x) and its time (target: at least 3x faster).
+stage_memory() { run_runner memory sgraf_step_memory env DEVICE=cuda bench/run_sgraf_step.sh --memory_budget=1; }
 stage_score() { run_runner score score env DEVICE=cuda bench/run_score.sh; }
 # run_sinkhorn_cuda.sh writes its JSON into $OUT (here the check folder), named after CASES.
 stage_sinkhorn() { run_runner sinkhorn sinkhorn_batch env CASES=batch OUT="$out" bench/run_sinkhorn_cuda.sh "$build_dir"; }
