@@ -4,7 +4,7 @@
 // to the file named by HEAP_PEAK_FILE. Unlike the peak resident set it does not depend on which freed pages the
 // allocator happens to keep or return, so the same work gives the same number run after run. It also counts the
 // private anonymous mappings that the program itself makes (mmap called from the executable, not from a shared
-// library): since issue 39 rematch's host blocks of 1 MiB and more are mapped directly (tensor/storage.cpp), and
+// library): rematch's host blocks of 1 MiB and more are mapped directly (tensor/storage.cpp), and
 // a build before that took them from malloc. Other memory mapped outside malloc (OpenBLAS's buffers, thread
 // stacks, glibc's own large chunks) is not counted.
 #define _GNU_SOURCE

@@ -5,7 +5,7 @@
 # + backward) and its memory for SGR and SAF. Before timing, `sgraf_step.py --check` verifies that the batched
 # PyTorch variant equals the per-caption one (float64, on the same device).
 #
-# DEVICE=cpu (default): on this CPU at the same thread count (issue 39), for SGR, SAF and a co-training step
+# DEVICE=cpu (default): on this CPU at the same thread count (docs/memory.md §4), for SGR, SAF and a co-training step
 # (cotrain: two SGR nets in one process, a step of each, as NCR, DECL and CRCL train; MODELS="sgr saf cotrain"
 # picks), rematch twice, in one pass (--memory_budget none) and caption by caption (--memory_budget=1: below
 # what one pass keeps, models/scoring_budget.h), against the official per-caption loop and the batched PyTorch
@@ -239,8 +239,8 @@ bench_dir, tmp, threads, cpu, commit, load_before, load_after, cores, models = s
 sys.path.insert(0, bench_dir)
 import compare  # noqa: E402
 
-TIME_TARGET = 3.0    # official per-caption loop time / rematch time (issue 39)
-MEMORY_TARGET = 1.0  # rematch step memory / official's (issue 39: peak <= 1.0x the official loop's)
+TIME_TARGET = 3.0    # official per-caption loop time / rematch time (docs/memory.md §4)
+MEMORY_TARGET = 1.0  # rematch step memory / official's (peak <= 1.0x the official loop's)
 
 checks = compare.load_jsonl(os.path.join(tmp, "check.jsonl"))
 verified = all(c["ok"] for c in checks)

@@ -1,9 +1,9 @@
-// The memory budget of batched SGR/SAF scoring with gradients (issue 39, docs/memory.md §2): when one pass
+// The memory budget of batched SGR/SAF scoring with gradients (docs/memory.md §2): when one pass
 // over all B_img x B_cap pairs would keep more activations for backward than the budget, the similarity encoder
 // scores the captions one at a time and recomputes them in backward (SimilarityEncoder::per_caption_logits), so
 // that a step keeps one caption's activations. Process-wide: `rematch train --memory_budget` sets it.
 //   auto (default)  half of the device's memory: the host's MemTotal, or the CUDA device's total memory;
-//   none            always one pass (the results of every run before issue 39, to the bit);
+//   none            always one pass (one pass: the results of every earlier run, to the bit);
 //   bytes           e.g. 512MiB, 2GiB, 1500000000.
 #pragma once
 

@@ -17,7 +17,7 @@
 #            bench/run_cuda.sh), the large OT problems against their bound (CASES=large
 #            bench/run_sinkhorn_cuda.sh), one run per method at full size (pairs/s, CPU = GPU first losses;
 #            DEMO=off bench/run_methods_cuda.sh), the SGR and SAF step within a memory budget against the official
-#            loop (peak GPU memory <= 0.5x, issue 39: DEVICE=cuda bench/run_sgraf_step.sh --memory_budget=1),
+#            loop (peak GPU memory <= 0.5x, docs/memory.md §4: DEVICE=cuda bench/run_sgraf_step.sh --memory_budget=1),
 #            the Large test suites, and the GPU demo's time (DEMO=only:
 #            stopped at its time cap and projected; then retune its GPU size to finish in a few minutes)
 #   slice 3  compute-sanitizer memcheck, then racecheck, over the GPU tests (both resume suite by suite), then
@@ -273,7 +273,7 @@ print_plan() {
     2) echo "  Stages: build, ops (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN), sinkhorn-large"
        echo "  (large OT problems vs their bound), methods (one run per method at full size), memory (the SGR and SAF"
        echo "  step caption by caption, --memory_budget=1, vs the official loop: peak GPU memory <= 0.5x, time >= 3x;"
-       echo "  issue 39), large (the Large suites), demo (the GPU demo until its time is up: speed and projected"
+       echo "  docs/memory.md §4), large (the Large suites), demo (the GPU demo until its time is up: speed and projected"
        echo "  time; then retune its GPU size)." ;;
     3) echo "  Stages: build, memcheck, racecheck (both resume suite by suite); then what slices 1-2 found slow, fixed:"
        echo "  name those stages after --slice 3 (e.g. --slice 3 step ops) and they run once the sanitizers are done." ;;
@@ -948,7 +948,7 @@ run_runner() {
 }
 
 stage_step() { run_runner step sgraf_step env DEVICE=cuda bench/run_sgraf_step.sh; }
-# Issue 39: the same step caption by caption (--memory_budget below what one pass keeps), its peak GPU memory
+# docs/memory.md §2: the same step caption by caption (--memory_budget below what one pass keeps), its peak GPU memory
 # against the official loop's (target: at most 0.5x) and its time (target: at least 3x faster).
 stage_memory() { run_runner memory sgraf_step_memory env DEVICE=cuda bench/run_sgraf_step.sh --memory_budget=1; }
 stage_score() { run_runner score score env DEVICE=cuda bench/run_score.sh; }

@@ -1,4 +1,4 @@
-// SGR/SAF scoring under a memory budget (issue 39 point 2; SimilarityEncoder::per_caption_logits,
+// SGR/SAF scoring under a memory budget (docs/memory.md §2; SimilarityEncoder::per_caption_logits,
 // models/scoring_budget.h): in training mode, whenever the budget is smaller than one pass needs, the
 // [B_img, B_cap] logits and every gradient (each parameter of the encoder, the image and caption embeddings)
 // are the same to the bit at every such budget and at 1 and 2 threads, and equal the one pass's to rounding;

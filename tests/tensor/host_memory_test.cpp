@@ -59,7 +59,7 @@ TEST(HostMemory, ACachedBlockIsHandedOutAgainForARequestOfAtLeastHalfItsSize) {
 }
 
 // The point of the policy: whatever the sequence of sizes, the tensors and the cache together never hold more
-// than the tensors held live at their peak. (The cache before issue 39 kept up to 1 GiB of blocks of sizes that
+// than the tensors held live at their peak. (The cache used to keep up to 1 GiB of blocks of sizes that
 // were not asked for again and fails this.)
 TEST(HostMemory, LivePlusCachedNeverPassesThePeakOfLiveBytes) {
   start_clean();

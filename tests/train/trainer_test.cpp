@@ -192,7 +192,7 @@ TEST_F(TrainerTest, ShowsTheEpochStatisticsTheMethodDeclares) {
       << text;
 }
 
-// memory.md (issue 39, train/run/memory_tally.h): a step that holds 32 MiB at once shows as the steps' peak, the
+// memory.md (train/run/memory_tally.h, docs/memory.md §1): a step that holds 32 MiB at once shows as the steps' peak, the
 // block it freed is cached and given back after validation, and results.md points to the file.
 class ToyWithABigTemporary : public ToyMethod {
  public:

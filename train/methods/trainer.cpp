@@ -220,7 +220,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
   // The training steps' time, its collectives' and the bytes rank 0 put in them (mpirun).
   double step_seconds = 0, step_comm_seconds = 0, step_bytes = 0;
   int64_t steps_run = 0;
-  run::MemoryTally memory(config.device.device());  // memory.md (issue 39)
+  run::MemoryTally memory(config.device.device());  // memory.md (docs/memory.md §1)
 
   for (; pos.epoch < epochs; ++pos.epoch, pos.step = 0, pos.in_epoch = false) {
     const int64_t e = pos.epoch;

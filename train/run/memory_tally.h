@@ -1,4 +1,4 @@
-// The memory of a training run (issue 39, docs/memory.md): what the tensors held before the first step
+// The memory of a training run (docs/memory.md §1): what the tensors held before the first step
 // (parameters, optimizer state, the data set's tensors), at their peak during the training steps and during
 // validation, what the block caches held at those peaks, what was given back between epochs, and the process's
 // peak resident set; on a CUDA run the device's counters beside the host's. The trainer writes it to memory.md
