@@ -12,8 +12,9 @@
 // Memory mapped from files (a .npy opened with mmap) and other external buffers are not counted.
 //
 // The host block cache (tensor/storage.cpp) keeps freed blocks of 1 MiB and more only while live + cached stays
-// within the live high-water mark: it never makes the tensors hold more than they held live at their peak since
-// the last reset. release_cached_memory gives every cached block back (between epochs, say).
+// within the live high-water mark and a quarter more: the tensors never hold more than a quarter above what they
+// held live at their peak since the start or the last release_cached_memory, which gives every cached block back
+// (between epochs, say).
 #pragma once
 
 #include <cstddef>

@@ -45,23 +45,29 @@ TEST(HostMemory, ACachedBlockIsHandedOutAgainForARequestOfAtLeastHalfItsSize) {
     const Tensor t = block_of(8);
     first = t.raw_data();
   }
-  const size_t hits = memory_stats(Device::cpu()).cache_hits;
+  const MemoryStats before = memory_stats(Device::cpu());
   {
-    const Tensor t = block_of(5);  // 5 MiB from the cached 8 MiB block
+    const Tensor t = block_of(5);  // at least half of the cached 8 MiB block: handed out whole
     EXPECT_EQ(t.raw_data(), first);
-    EXPECT_EQ(memory_stats(Device::cpu()).cache_hits, hits + 1);
+    const MemoryStats m = memory_stats(Device::cpu());
+    EXPECT_EQ(m.cache_hits, before.cache_hits + 1);
+    EXPECT_EQ(m.live_bytes, before.live_bytes + 8 * kMiB);
+    EXPECT_EQ(m.cached_bytes, 0u);
   }
+  EXPECT_EQ(memory_stats(Device::cpu()).cached_bytes, 8 * kMiB);
   {
-    const Tensor t = block_of(3);  // less than half: a fresh block; the cached one is given back for it
-    EXPECT_NE(t.raw_data(), first);
-    EXPECT_EQ(memory_stats(Device::cpu()).cache_hits, hits + 1);
+    const Tensor t = block_of(3);  // less than half: a fresh block
+    const MemoryStats m = memory_stats(Device::cpu());
+    EXPECT_EQ(m.cache_hits, before.cache_hits + 1);
+    EXPECT_EQ(m.cache_misses, before.cache_misses + 1);
+    EXPECT_EQ(m.live_bytes, before.live_bytes + 3 * kMiB);
   }
 }
 
 // The point of the policy: whatever the sequence of sizes, the tensors and the cache together never hold more
-// than the tensors held live at their peak. (The cache used to keep up to 1 GiB of blocks of sizes that
-// were not asked for again and fails this.)
-TEST(HostMemory, LivePlusCachedNeverPassesThePeakOfLiveBytes) {
+// than a quarter above what the tensors held live at their peak. (The cache used to keep up to 1 GiB of blocks
+// of sizes that were not asked for again and fails this.)
+TEST(HostMemory, LivePlusCachedNeverPassesAQuarterAboveThePeakOfLiveBytes) {
   start_clean();
   std::vector<Tensor> kept;
   uint64_t x = 12345;
@@ -75,8 +81,9 @@ TEST(HostMemory, LivePlusCachedNeverPassesThePeakOfLiveBytes) {
   kept.clear();
   const MemoryStats m = memory_stats(Device::cpu());
   EXPECT_GT(m.cached_peak_bytes, 0u);
-  EXPECT_LE(m.held_peak_bytes, m.live_peak_bytes);
-  EXPECT_LE(m.live_bytes + m.cached_bytes, m.live_peak_bytes);
+  EXPECT_LE(m.held_peak_bytes, m.live_peak_bytes + m.live_peak_bytes / 4);
+  EXPECT_LE(m.live_bytes + m.cached_bytes, m.live_peak_bytes + m.live_peak_bytes / 4);
+  EXPECT_GT(m.held_peak_bytes, m.live_peak_bytes);  // the cache did hold blocks at the peak
 }
 
 TEST(HostMemory, ReleasingTheCacheGivesTheResidentMemoryBack) {
