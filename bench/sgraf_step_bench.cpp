@@ -18,8 +18,13 @@
 //
 // CUDA: the model, images and token ids live on the device (the caption lengths stay on the host, as the GRU
 // and the similarity encoder want them). Every step ends with loss.item(), whose copy to the host waits for
-// the device's one stream (tensor/cuda/runtime.h), so each timed iteration includes all of its GPU work; one
-// untimed step before the timed ones loads the kernels and creates the cuBLAS handles. Memory counters (MiB,
+// the device's one stream (tensor/cuda/runtime.h), so each timed iteration includes all of its GPU work. On
+// every device two untimed steps come before the timed ones: the first loads the kernels, creates the cuBLAS
+// handles and fills the block caches; the second is measured with the library's own counters (tensor/memory.h,
+// docs/memory.md §1; MiB): params_MiB, live_before_step_MiB, saved_MiB (live after the forward pass minus
+// before it), peak_tensor_MiB, temporaries_MiB (the peak's rest), cache_peak_MiB, held_peak_MiB, and
+// cache_hits / cache_misses (host blocks of 1 MiB and more reused / mapped afresh in that step). `cotrain_step`
+// is two SGR nets in one process, a step of each per iteration. Memory counters (MiB,
 // from the device's memory pool, tensor/cuda/runtime.h; the peaks are reset before the model is built):
 //   gpu_peak_MiB           the most held by live tensors: weights, gradients, inputs and the step's
 //                          activations (what torch.cuda.max_memory_allocated reports for PyTorch);
