@@ -2,10 +2,17 @@
 // (bench/run_first_order_cost.sh): loaded with LD_PRELOAD, it wraps glibc's allocation functions, keeps the
 // bytes of every live block (malloc_usable_size) and their maximum, and at exit writes that maximum, in bytes,
 // to the file named by HEAP_PEAK_FILE. Unlike the peak resident set it does not depend on which freed pages the
-// allocator happens to keep or return, so the same work gives the same number run after run. Memory mapped
-// outside malloc (OpenBLAS's buffers, thread stacks) is not counted.
+// allocator happens to keep or return, so the same work gives the same number run after run. It also counts the
+// private anonymous mappings that the program itself makes (mmap called from the executable, not from a shared
+// library): rematch's host blocks of 1 MiB and more are mapped directly (tensor/storage.cpp), and
+// a build before that took them from malloc. Other memory mapped outside malloc (OpenBLAS's buffers, thread
+// stacks, glibc's own large chunks) is not counted.
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <malloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -56,6 +63,55 @@ int posix_memalign(void** out, size_t alignment, size_t size) {
 void free(void* p) {
   uncount(p);
   __libc_free(p);
+}
+
+// The program's own anonymous mappings: start and length of each live one (a small table: rematch keeps a few
+// hundred blocks at most), so that munmap uncounts only what mmap counted.
+#define MAPPINGS 65536
+static void* map_start[MAPPINGS];
+static size_t map_length[MAPPINGS];
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// The main program's link map is the one with an empty name.
+static int from_executable(void* caller) {
+  Dl_info info;
+  struct link_map* map = 0;
+  return dladdr1(caller, &info, (void**)&map, RTLD_DL_LINKMAP) && map && map->l_name && map->l_name[0] == '\0';
+}
+
+void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  static void* (*real)(void*, size_t, int, int, int, off_t);
+  if (!real) real = (void* (*)(void*, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
+  void* p = real(addr, length, prot, flags, fd, offset);
+  if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) && !(flags & (MAP_SHARED | MAP_STACK)) &&
+      from_executable(__builtin_return_address(0))) {
+    pthread_mutex_lock(&map_lock);
+    for (int i = 0; i < MAPPINGS; ++i)
+      if (!map_start[i]) {
+        map_start[i] = p, map_length[i] = length;
+        const size_t now = atomic_fetch_add(&live_bytes, length) + length;
+        size_t peak = atomic_load(&peak_bytes);
+        while (now > peak && !atomic_compare_exchange_weak(&peak_bytes, &peak, now)) {
+        }
+        break;
+      }
+    pthread_mutex_unlock(&map_lock);
+  }
+  return p;
+}
+
+int munmap(void* addr, size_t length) {
+  static int (*real)(void*, size_t);
+  if (!real) real = (int (*)(void*, size_t))dlsym(RTLD_NEXT, "munmap");
+  pthread_mutex_lock(&map_lock);
+  for (int i = 0; i < MAPPINGS; ++i)
+    if (map_start[i] == addr) {
+      atomic_fetch_sub(&live_bytes, map_length[i]);
+      map_start[i] = 0;
+      break;
+    }
+  pthread_mutex_unlock(&map_lock);
+  return real(addr, length);
 }
 
 __attribute__((destructor)) static void write_peak(void) {

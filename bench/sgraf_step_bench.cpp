@@ -13,13 +13,18 @@
 //   full     B=128 R=36 img=2048 word=300 embed=1024 sim=256 V=8481 (docs/backbones.md §5.2; the GPU target)
 //   reduced  B=32  R=36 img=256  word=64  embed=256  sim=64  V=8481 (what the 2-core CPU run uses)
 // `--dims=reduced` (default), `--dims=full`, `--dims=all` or `--dims=B,R,img,word,embed,sim,V` picks which are
-// registered; `--device=cpu` (default) or `--device=cuda` / `cuda:N` where the step runs; the remaining flags
+// registered; `--memory_budget=auto|none|<size>` the scoring's memory budget (models/scoring_budget.h); `--device=cpu` (default) or `--device=cuda` / `cuda:N` where the step runs; the remaining flags
 // go to Google Benchmark. Times are wall clock (UseRealTime).
 //
 // CUDA: the model, images and token ids live on the device (the caption lengths stay on the host, as the GRU
 // and the similarity encoder want them). Every step ends with loss.item(), whose copy to the host waits for
-// the device's one stream (tensor/cuda/runtime.h), so each timed iteration includes all of its GPU work; one
-// untimed step before the timed ones loads the kernels and creates the cuBLAS handles. Memory counters (MiB,
+// the device's one stream (tensor/cuda/runtime.h), so each timed iteration includes all of its GPU work. On
+// every device two untimed steps come before the timed ones: the first loads the kernels, creates the cuBLAS
+// handles and fills the block caches; the second is measured with the library's own counters (tensor/memory.h,
+// docs/memory.md §1; MiB): params_MiB, live_before_step_MiB, saved_MiB (live after the forward pass minus
+// before it), peak_tensor_MiB, temporaries_MiB (the peak's rest), cache_peak_MiB, held_peak_MiB, and
+// cache_hits / cache_misses (host blocks of 1 MiB and more reused / mapped afresh in that step). `cotrain_step`
+// is two SGR nets in one process, a step of each per iteration. Memory counters (MiB,
 // from the device's memory pool, tensor/cuda/runtime.h; the peaks are reset before the model is built):
 //   gpu_peak_MiB           the most held by live tensors: weights, gradients, inputs and the step's
 //                          activations (what torch.cuda.max_memory_allocated reports for PyTorch);
@@ -46,14 +51,17 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "autograd/autograd.h"
 #include "models/models.h"
+#include "models/scoring_budget.h"
 #include "nn/functional.h"
 #include "tensor/cuda/runtime.h"
+#include "tensor/memory.h"
 
 #ifdef REMATCH_WITH_CUDA
 #include "bench/cuda_bench_setup.h"  // the device's name in the report's context
@@ -162,19 +170,58 @@ struct Setup {
     backward(loss);
     return loss.item<double>();  // on CUDA, waits for the step's kernels (a copy to the host syncs the stream)
   }
+
+  // The same step, measured (tensor/memory.h; bytes): the tensors live before it (parameters, their gradients
+  // from the step before, the batch), live after the forward pass (+ what the graph saved for backward and the
+  // outputs), and the peak during the step (+ the temporaries of the forward or backward pass at that moment,
+  // with the gradients being built).
+  struct Breakdown {
+    double params = 0, before = 0, saved = 0, peak = 0, cached_peak = 0, held_peak = 0, misses = 0, hits = 0;
+  };
+  Breakdown measured_step(Device device) {
+    Breakdown b;
+    for (const Tensor& p : model.parameters()) b.params += static_cast<double>(p.numel()) * dtype_size(p.dtype());
+    model.zero_grad();
+    reset_peak_memory_stats(device);
+    const MemoryStats start = memory_stats(device);
+    b.before = static_cast<double>(start.live_bytes);
+    const Tensor scores = model(images, ids, lengths);
+    const Tensor loss = nn::hardest_negative_triplet(scores, 0.2, true);
+    b.saved = static_cast<double>(memory_stats(device).live_bytes) - b.before;
+    backward(loss);
+    loss.item<double>();
+    const MemoryStats m = memory_stats(device);
+    b.peak = static_cast<double>(m.live_peak_bytes);
+    b.cached_peak = static_cast<double>(m.cached_peak_bytes);
+    b.held_peak = static_cast<double>(m.held_peak_bytes);
+    b.misses = static_cast<double>(m.cache_misses - start.cache_misses);
+    b.hits = static_cast<double>(m.cache_hits - start.cache_hits);
+    return b;
+  }
 };
 
-void run_case(benchmark::State& state, models::SimilarityModule module, Device device) {
+// nets = 2: a co-training step (NCR, DECL, CRCL keep two SGRAF nets, each trained on the batch in turn): two
+// models of the same shape in one process, one iteration = a step of each; the breakdown is of the first net's
+// step with the second's gradients alive.
+void run_case(benchmark::State& state, models::SimilarityModule module, Device device, int nets) {
   const Dims d{state.range(0), state.range(1), state.range(2), state.range(3),
                state.range(4), state.range(5), state.range(6)};
   if (device.is_cuda()) cuda::reset_peak_memory_stats(device.index);
   const bool was_reset = reset_peak_rss();
   double loss = 0;
+  Setup::Breakdown b;
   {
     Setup s(module, d, device);
-    if (device.is_cuda()) s.step();  // untimed: kernel loading, cuBLAS handles
+    std::unique_ptr<Setup> other;
+    if (nets == 2) {
+      other = std::make_unique<Setup>(module, d, device);
+      other->step();  // untimed: its gradients alive, as mid-epoch
+    }
+    s.step();                     // untimed: kernel loading, cuBLAS handles; the block cache filled
+    b = s.measured_step(device);  // untimed: the memory breakdown of a step like the timed ones
     for (auto _ : state) {
       loss = s.step();
+      if (other) loss += other->step();
       benchmark::DoNotOptimize(loss);
       benchmark::ClobberMemory();
     }
@@ -184,6 +231,18 @@ void run_case(benchmark::State& state, models::SimilarityModule module, Device d
     state.counters["gpu_peak_MiB"] = static_cast<double>(m.used_peak_bytes) / kMiB;
     state.counters["gpu_reserved_peak_MiB"] = static_cast<double>(m.reserved_peak_bytes) / kMiB;
   }
+  // The breakdown (MiB; docs/memory.md §1): parameters; gradients (as large as the parameters, alive from the
+  // step before); the batch and the rest live before the step; saved for backward (live after the forward pass
+  // minus before it); the peak's remaining temporaries; the block cache at the peak; live + cached at the peak.
+  state.counters["params_MiB"] = b.params / kMiB;
+  state.counters["live_before_step_MiB"] = b.before / kMiB;
+  state.counters["saved_MiB"] = b.saved / kMiB;
+  state.counters["peak_tensor_MiB"] = b.peak / kMiB;
+  state.counters["temporaries_MiB"] = (b.peak - b.before - b.saved) / kMiB;
+  state.counters["cache_peak_MiB"] = b.cached_peak / kMiB;
+  state.counters["held_peak_MiB"] = b.held_peak / kMiB;
+  state.counters["cache_misses"] = b.misses;  // host blocks of 1 MiB and more mapped afresh in the measured step
+  state.counters["cache_hits"] = b.hits;
   const int64_t peak = peak_rss_kib(was_reset);
   state.counters["peak_rss_MiB"] = static_cast<double>(peak) / 1024.0;
   state.counters["step_MiB"] = static_cast<double>(peak - g_start_rss_kib) / 1024.0;
@@ -194,17 +253,17 @@ void run_case(benchmark::State& state, models::SimilarityModule module, Device d
 
 // An error (a device out of memory at full dims, say) is recorded in the case's report entry (error_occurred,
 // error_message), and the other cases still run.
-void BM_step(benchmark::State& state, models::SimilarityModule module, Device device) {
+void BM_step(benchmark::State& state, models::SimilarityModule module, Device device, int nets) {
   try {
-    run_case(state, module, device);
+    run_case(state, module, device, nets);
   } catch (const Error& e) {
     state.SkipWithError(e.what());
   }
 }
 
 // CUDA steps take milliseconds: half a second per run gives tens of steps and keeps the GPU runner short.
-void register_case(const char* name, models::SimilarityModule module, const Dims& d, Device device) {
-  benchmark::RegisterBenchmark(name, BM_step, module, device)
+void register_case(const char* name, models::SimilarityModule module, const Dims& d, Device device, int nets = 1) {
+  benchmark::RegisterBenchmark(name, BM_step, module, device, nets)
       ->Args({d.batch, d.regions, d.img_dim, d.word_dim, d.embed, d.sim_dim, d.vocab})
       ->ArgNames({"B", "R", "img", "word", "embed", "sim", "V"})
       ->UseRealTime()
@@ -236,13 +295,15 @@ bool parse_dims(const std::string& text, std::vector<Dims>* out) {
 
 int main(int argc, char** argv) {
   g_start_rss_kib = status_kib("VmRSS:");
-  std::string dims_flag = "reduced", device_flag = "cpu";
+  std::string dims_flag = "reduced", device_flag = "cpu", budget_flag = "auto";
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (i > 0 && std::strncmp(argv[i], "--dims=", 7) == 0)
       dims_flag = argv[i] + 7;
     else if (i > 0 && std::strncmp(argv[i], "--device=", 9) == 0)
       device_flag = argv[i] + 9;
+    else if (i > 0 && std::strncmp(argv[i], "--memory_budget=", 16) == 0)
+      budget_flag = argv[i] + 16;
     else
       rest.push_back(argv[i]);
   }
@@ -254,6 +315,7 @@ int main(int argc, char** argv) {
   }
   Device device;
   try {
+    models::set_scoring_memory_budget(models::parse_memory_budget(budget_flag, "--memory_budget"));
     device = Device::parse(device_flag);
   } catch (const Error& e) {
     std::fprintf(stderr, "--device: %s\n", e.what());
@@ -277,6 +339,7 @@ int main(int argc, char** argv) {
   for (const Dims& d : dims) {
     register_case("sgr_step", models::SimilarityModule::SGR, d, device);
     register_case("saf_step", models::SimilarityModule::SAF, d, device);
+    register_case("cotrain_step", models::SimilarityModule::SGR, d, device, 2);
   }
   int rest_argc = static_cast<int>(rest.size());
   benchmark::Initialize(&rest_argc, rest.data());

@@ -30,6 +30,7 @@ class AttentionFiltration : public nn::Module {
   // those of every caption of the batch in caption order, so the running statistics move over the whole batch
   // as one process moves them. Empty (the default): the call's captions are the batch.
   void set_statistics_gather(std::function<Tensor(const Tensor&)> gather) { gather_ = std::move(gather); }
+  bool gathers_statistics() const { return static_cast<bool>(gather_); }
 
  private:
   // û for every pair and node with per-caption batch statistics, updating the running ones.

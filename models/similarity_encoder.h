@@ -90,6 +90,23 @@ class SimilarityEncoder : public nn::Module {
   }
 
   SimilarityModule module() const { return module_; }
+
+  // The pair-level part of logits() (attention, local and global similarity vectors, SGR/SAF, the head) for
+  // every image against the given captions, in one pass: its graph keeps every pair's activations until backward.
+  Tensor pair_logits(const ImageSide& images, const CaptionSide& captions);
+  // The same one caption at a time, the unit of the official loop (docs/memory.md §2, models/scoring_budget.h):
+  // the forward pass runs caption by caption without a graph and keeps only the [B_img, B_cap] result; backward
+  // recomputes each caption's pairs with a graph and backpropagates through them, one caption at a time, so a
+  // step keeps one caption's activations instead of every pair's. The results do not depend on the budget that
+  // chose this (nothing in it does), and equal pair_logits()'s to rounding: a GEMM's bits depend on the shape
+  // of the call an element falls in (tensor/cpu/matmul.cpp), so no split of the captions into chunks gives one
+  // pass's bits; and the gradients add up caption by caption. In training mode SAF's running statistics move
+  // once per caption, in caption order, as in one pass, and backward leaves them. Higher-order gradients
+  // through it are an error (logits() takes one pass inside a backward).
+  Tensor per_caption_logits(const ImageSide& images, const CaptionSide& captions);
+  // Whether one pass over these shapes would keep more for backward than the scoring memory budget allows
+  // (always false without grad mode).
+  bool over_budget(const ImageSide& images, const CaptionSide& captions) const;
   // The SAF module (nullptr for SGR).
   AttentionFiltration* saf() { return saf_.get(); }
 
@@ -101,6 +118,8 @@ class SimilarityEncoder : public nn::Module {
   std::shared_ptr<nn::Linear> sim_tranloc_w_, sim_tranglo_w_, sim_eval_w_;
   std::shared_ptr<SimilarityGraphReasoning> sgr_;
   std::shared_ptr<AttentionFiltration> saf_;
+  int64_t sgr_steps_ = 0;
+  std::vector<Tensor> pair_parameters() const;
 };
 
 }  // namespace rematch::models

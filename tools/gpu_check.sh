@@ -17,7 +17,9 @@
 #   slice 2  the op benchmarks (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN;
 #            bench/run_cuda.sh), the large OT problems against their bound (CASES=large
 #            bench/run_sinkhorn_cuda.sh), one run per method at full size (pairs/s, CPU = GPU first losses;
-#            DEMO=off bench/run_methods_cuda.sh), the Large test suites, and the GPU demo's time (DEMO=only:
+#            DEMO=off bench/run_methods_cuda.sh), the SGR and SAF step within a memory budget against the official
+#            loop (peak GPU memory <= 0.5x, docs/memory.md §4: DEVICE=cuda bench/run_sgraf_step.sh --memory_budget=1),
+#            the Large test suites, and the GPU demo's time (DEMO=only:
 #            stopped at its time cap and projected; then retune its GPU size to finish in a few minutes)
 #   slice 3  compute-sanitizer memcheck, then racecheck, over the GPU tests (both resume suite by suite), then
 #            whatever slices 1-2 found slow, fixed and measured again (its stages named after --slice 3)
@@ -176,27 +178,29 @@ start=$SECONDS
 # Seconds each stage is expected to take there (est; for --plan: estimates until a GPU run replaces them) and
 # the least it needs to be worth starting (need; what earlier stages of a call leave to it).
 declare -A est=([build]=15 [tests]=120 [step]=120 [score]=90 [sinkhorn]=45 [dist]=75 [python]=180 [ops]=120
-                [sinkhorn-large]=90 [methods]=200 [large]=90 [demo]=150 [memcheck]=420 [racecheck]=420
-                [cpu-tests]=150)
+                [sinkhorn-large]=90 [methods]=200 [memory]=90 [large]=90 [demo]=150 [memcheck]=420
+                [racecheck]=420 [cpu-tests]=150)
 declare -A need=([build]=0 [tests]=60 [step]=90 [score]=75 [sinkhorn]=40 [dist]=45 [python]=150 [ops]=90
-                 [sinkhorn-large]=60 [methods]=120 [large]=60 [demo]=60 [memcheck]=60 [racecheck]=60 [cpu-tests]=90)
+                 [sinkhorn-large]=60 [methods]=120 [memory]=75 [large]=60 [demo]=60 [memcheck]=60 [racecheck]=60
+                 [cpu-tests]=90)
 build_there_est=150  # the build stage when it builds there (16 jobs; see the header)
 # Stages no earlier stage keeps time for: dist and python are slice 1's second call's, so call 1's stages keep the
 # slack they had without them; they run in call 1 only when they left them their least.
 declare -A unreserved=([dist]=1 [python]=1)
-all_stages=(build tests step score sinkhorn dist python ops sinkhorn-large methods large demo memcheck racecheck
-            cpu-tests)
+all_stages=(build tests step score sinkhorn dist python ops sinkhorn-large methods memory large demo memcheck
+            racecheck cpu-tests)
 declare -A slice_stages=([1]="build tests step score sinkhorn dist python"
-                         [2]="build ops sinkhorn-large methods large demo" [3]="build memcheck racecheck")
+                         [2]="build ops sinkhorn-large methods memory large demo"
+                         [3]="build memcheck racecheck")
 declare -A slice_title=([1]="build, the GPU tests, the headline measurements, the data-parallel check, the Python module"
-                        [2]="op benchmarks, large OT problems, every method at full size, Large suites, GPU demo"
+                        [2]="op benchmarks, large OT problems, every method at full size, the step within a memory budget, Large suites, GPU demo"
                         [3]="compute-sanitizer memcheck and racecheck over the GPU tests, then re-measurements")
 
 # CMake targets. Every ctest stage needs all six test binaries (a missing one is a failing NOT_BUILT test).
 test_targets="tensor_tests autograd_tests nn_tests ot_tests models_tests train_tests"
 declare -A stage_targets=([tests]="$test_targets" [large]="$test_targets" [memcheck]="$test_targets"
                           [racecheck]="$test_targets" [cpu-tests]="$test_targets rematch_cli"
-                          [step]="sgraf_step_bench" [score]="rematch_cli" [sinkhorn]="sinkhorn_cuda_bench"
+                          [step]="sgraf_step_bench" [memory]="sgraf_step_bench" [score]="rematch_cli" [sinkhorn]="sinkhorn_cuda_bench"
                           [ops]="cuda_ops_bench cuda_gru_bench" [sinkhorn-large]="sinkhorn_cuda_bench"
                           [methods]="rematch_cli" [demo]="rematch_cli" [dist]="rematch_cli parallel_mpi_collectives")
 prebuilt_targets="rematch_cli $test_targets sgraf_step_bench sinkhorn_cuda_bench cuda_ops_bench cuda_gru_bench
@@ -276,8 +280,10 @@ print_plan() {
        echo "  python (the Python module built there for the machine's python3, its GPU tests: rematch.ot's losses and"
        echo "  gradients on CUDA tensors against the CPU, DLPack without a copy; bench/python_ot_grad.py --device cuda)." ;;
     2) echo "  Stages: build, ops (elementwise bandwidth, softmax, matmul vs cuBLAS, Bi-GRU vs cuDNN), sinkhorn-large"
-       echo "  (large OT problems vs their bound), methods (one run per method at full size), large (the Large"
-       echo "  suites), demo (the GPU demo until its time is up: speed and projected time; then retune its GPU size)." ;;
+       echo "  (large OT problems vs their bound), methods (one run per method at full size), memory (the SGR and SAF"
+       echo "  step caption by caption, --memory_budget=1, vs the official loop: peak GPU memory <= 0.5x, time >= 3x;"
+       echo "  docs/memory.md §4), large (the Large suites), demo (the GPU demo until its time is up: speed and projected"
+       echo "  time; then retune its GPU size)." ;;
     3) echo "  Stages: build, memcheck, racecheck (both resume suite by suite); then what slices 1-2 found slow, fixed:"
        echo "  name those stages after --slice 3 (e.g. --slice 3 step ops) and they run once the sanitizers are done." ;;
   esac
@@ -301,7 +307,7 @@ print_plan() {
     1) echo "          It runs dist (~${est[dist]} s, at least ${need[dist]}) and python (~${est[python]} s, at least ${need[python]})"
        echo "          after what call 1 left; when call 1 finished everything (stages faster than their estimates):"
        echo "          skip call 2 (give_back)." ;;
-    2) echo "          The demo gets what is left (~$((420 - 75 - 10 - est[large])) s with L = 420, at least ${need[demo]}): its speed and projection." ;;
+    2) echo "          The demo gets what is left (~$((420 - 75 - 10 - est[memory] - est[large])) s with L = 420, at least ${need[demo]}): its speed and projection." ;;
     3) echo "          memcheck and racecheck go on where call 1 stopped, then the re-measured stages." ;;
   esac
   IFS='|' read -r first second t <<<"$(plan_split "$build_there_est" "$b1" "${stages[@]}")"
@@ -952,6 +958,9 @@ run_runner() {
 }
 
 stage_step() { run_runner step sgraf_step env DEVICE=cuda bench/run_sgraf_step.sh; }
+# docs/memory.md §2: the same step caption by caption (--memory_budget below what one pass keeps), its peak GPU memory
+# against the official loop's (target: at most 0.5x) and its time (target: at least 3x faster).
+stage_memory() { run_runner memory sgraf_step_memory env DEVICE=cuda bench/run_sgraf_step.sh --memory_budget=1; }
 stage_score() { run_runner score score env DEVICE=cuda bench/run_score.sh; }
 # run_sinkhorn_cuda.sh writes its JSON into $OUT (here the check folder), named after CASES.
 stage_sinkhorn() { run_runner sinkhorn sinkhorn_batch env CASES=batch OUT="$out" bench/run_sinkhorn_cuda.sh "$build_dir"; }
@@ -1194,8 +1203,8 @@ usage: tools/gpu_check.sh --plan [1|2|3]          (here) what a slice runs and i
        tools/gpu_check.sh --prebuild              (here) build and pack the binaries into build-gpu-pre/
        tools/gpu_check.sh --slice 1|2|3 [STAGE...] (there) a slice, resuming what an earlier call left
        tools/gpu_check.sh STAGE...                 (there) these stages
-STAGE: build tests step score sinkhorn dist python ops sinkhorn-large methods large demo memcheck racecheck
-       cpu-tests,
+STAGE: build tests step score sinkhorn dist python ops sinkhorn-large methods memory large demo memcheck
+       racecheck cpu-tests,
        headline (step score sinkhorn), bench (ops sinkhorn sinkhorn-large), workloads (step score methods demo),
        all (every stage but racecheck)
 EOF

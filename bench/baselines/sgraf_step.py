@@ -201,16 +201,22 @@ def run_case(module_name, variant, args):
         set_tf32(False)
         torch.cuda.reset_peak_memory_stats(device)
     torch.manual_seed(0)
-    model = make_model(module_name, args.dims, variant).to(device)
-    model.train()
+    # COTRAIN: two SGR nets in one process, a step of each per iteration (NCR, DECL, CRCL's two SGRAF nets).
+    nets = 2 if module_name == "COTRAIN" else 1
+    models = [make_model("SGR" if nets == 2 else module_name, args.dims, variant).to(device) for _ in range(nets)]
+    for model in models:
+        model.train()
     images, captions, lengths = make_batch(args.dims, device)
     sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
 
     def step():
-        model.zero_grad(set_to_none=True)
-        loss = contrastive_loss(model(images, captions, lengths))
-        loss.backward()
-        return loss
+        total = 0.0
+        for model in models:
+            model.zero_grad(set_to_none=True)
+            loss = contrastive_loss(model(images, captions, lengths))
+            loss.backward()
+            total = total + loss.detach()
+        return total
 
     for _ in range(args.warmup):
         step()
@@ -283,7 +289,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--dims", type=parse_dims, default=REDUCED)
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
-    parser.add_argument("--models", default="SGR,SAF")
+    parser.add_argument("--models", default="SGR,SAF", help="SGR, SAF, COTRAIN (two SGR nets, a step of each)")
     parser.add_argument("--variants", default="per_caption,batched")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--min-repeats", type=int, default=3)

@@ -3,6 +3,7 @@
 // own counters give the memory statistics.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -149,6 +150,22 @@ void reset_peak_memory_stats(int device) {
   uint64_t zero = 0;  // the only value a high-water mark takes: it restarts from the current value
   REMATCH_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
   REMATCH_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero));
+}
+
+size_t release_cached_memory(int device) {
+  cudaMemPool_t pool = synchronized_pool(device);
+  const size_t before = pool_bytes(pool, cudaMemPoolAttrReservedMemCurrent);
+  REMATCH_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+  const size_t after = pool_bytes(pool, cudaMemPoolAttrReservedMemCurrent);
+  return before - std::min(before, after);
+}
+
+size_t total_memory(int device) {
+  stream(device);  // checks the index
+  REMATCH_CUDA_CHECK(cudaSetDevice(device));
+  size_t free_b = 0, total_b = 0;
+  REMATCH_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return total_b;
 }
 
 namespace {

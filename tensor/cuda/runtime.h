@@ -47,5 +47,10 @@ struct MemoryStats {
 MemoryStats memory_stats(int device);
 // Starts both peaks again from the current values (used_peak = used, reserved_peak = reserved).
 void reset_peak_memory_stats(int device);
+// Gives the pool's cached blocks back to the driver (cudaMemPoolTrimTo 0 after the stream is synchronised:
+// what live tensors use stays) and returns the reserved bytes released (tensor/memory.h).
+size_t release_cached_memory(int device);
+// The device's total memory in bytes (cudaMemGetInfo).
+size_t total_memory(int device);
 
 }  // namespace rematch::cuda

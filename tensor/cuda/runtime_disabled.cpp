@@ -23,5 +23,11 @@ void reset_peak_memory_stats(int device) {
   REMATCH_FAIL("cuda:", device, ": cannot reset the peak memory statistics: rematch was built without CUDA "
                "(REMATCH_CUDA=OFF)");
 }
+size_t total_memory(int device) {
+  REMATCH_FAIL("cuda:", device, ": no device memory: rematch was built without CUDA (REMATCH_CUDA=OFF)");
+}
+size_t release_cached_memory(int device) {
+  REMATCH_FAIL("cuda:", device, ": no cached memory to release: rematch was built without CUDA (REMATCH_CUDA=OFF)");
+}
 
 }  // namespace rematch::cuda

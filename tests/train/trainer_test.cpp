@@ -192,6 +192,43 @@ TEST_F(TrainerTest, ShowsTheEpochStatisticsTheMethodDeclares) {
       << text;
 }
 
+// memory.md (train/run/memory_tally.h, docs/memory.md §1): a step that holds 32 MiB at once shows as the steps' peak, the
+// block it freed is cached and given back after validation, and results.md points to the file.
+class ToyWithABigTemporary : public ToyMethod {
+ public:
+  StepResult train_step(int64_t epoch, int64_t step) override {
+    {
+      const Tensor big = zeros({int64_t{32} << 20 >> 3}, DType::Float64);  // 32 MiB
+      sum(big).item<double>();
+    }
+    return ToyMethod::train_step(epoch, step);
+  }
+};
+
+double mib_in_row(const std::string& text, const std::string& row) {
+  const size_t at = text.find("| " + row + " | ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + row.size() + 5));
+}
+
+TEST_F(TrainerTest, WritesTheRunsMemoryToMemoryMd) {
+  TrainConfig c = toy_config();
+  c.progress = run::ProgressStyle::Plain;
+  ToyWithABigTemporary m;
+  run::RunFolder folder(path("run"), run::RunStart::Fresh);
+  std::ostringstream out;
+  run_training(m, c, folder, false, out);
+  std::ifstream in(folder.dir() + "/memory.md");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GE(mib_in_row(text, "peak live, training steps"), 32.0) << text;
+  EXPECT_LT(mib_in_row(text, "peak live, validation"), 32.0) << text;
+  EXPECT_GE(mib_in_row(text, "cache given back between epochs (total)"), 3 * 32.0) << text;  // 3 epochs
+  EXPECT_NE(out.str().find("memory: peak tensor memory "), std::string::npos) << out.str();
+  std::ifstream results(folder.results_path());
+  const std::string r((std::istreambuf_iterator<char>(results)), std::istreambuf_iterator<char>());
+  EXPECT_NE(r.find("memory.md"), std::string::npos) << r;
+}
+
 TEST_F(TrainerTest, InterruptedRunResumesToIdenticalMetrics) {
   std::ostringstream out;
   ToyMethod plain;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "models/scoring_budget.h"
 #include "parallel/communicator.h"
 #include "tensor/device.h"
 #include "tensor/file_io.h"
@@ -343,11 +344,21 @@ void add_train_command(CLI::App& app, std::ostream& out, std::ostream& err) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "none", "mpi", "nccl"}))
       ->group(common);
+  auto memory_budget = std::make_shared<std::string>("auto");
+  cmd->add_option("--memory_budget", *memory_budget,
+                  "SGR/SAF training steps: the most the batched scoring may keep for backward; past it the captions "
+                  "are scored one at a time and recomputed in backward (the results equal one pass's to rounding, "
+                  "whatever the budget): auto (half of the device's memory) | none (always one pass) | a size "
+                  "(512MiB, 2GiB, bytes). A setting of this process, not of the run: not in config.json "
+                  "(docs/memory.md §2)")
+      ->capture_default_str()
+      ->group(common);
   cmd->add_flag("--dry_run", *dry,
                 "Resolve the preset and flags, check that the data files exist and are readable, print the "
                 "configuration as JSON (the keys of config.json) and exit without training")
       ->group(common);
-  cmd->callback([cmd, slots, dry, resume_options, dist_backend, &out, &err] {
+  cmd->callback([cmd, slots, dry, resume_options, dist_backend, memory_budget, &out, &err] {
+    models::set_scoring_memory_budget(models::parse_memory_budget(*memory_budget, "--memory_budget"));
     const TrainConfig c = config_from_flags(*slots);
     if (*dry) return run_train(*cmd, c, true, *resume_options, out, err);
     // nccl moves the GPU tensors, and host values (flags, statistics) through MPI (docs/distributed.md §1).

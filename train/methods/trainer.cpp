@@ -17,6 +17,7 @@
 #include "train/methods/method_spec.h"
 #include "train/methods/run_position.h"
 #include "train/run/interrupt.h"
+#include "train/run/memory_tally.h"
 #include "train/run/progress.h"
 #include "viz/plots.h"
 
@@ -219,6 +220,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
   // The training steps' time, its collectives' and the bytes rank 0 put in them (mpirun).
   double step_seconds = 0, step_comm_seconds = 0, step_bytes = 0;
   int64_t steps_run = 0;
+  run::MemoryTally memory(config.device.device());  // memory.md (docs/memory.md §1)
 
   for (; pos.epoch < epochs; ++pos.epoch, pos.step = 0, pos.in_epoch = false) {
     const int64_t e = pos.epoch;
@@ -239,6 +241,7 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     }
     const int64_t steps = config.max_steps > 0 ? std::min(info.steps, config.max_steps) : info.steps;
     if (steps > 0) progress.start_epoch(e + 1, steps);
+    memory.begin_steps();
     for (; pos.step < steps; ++pos.step) {
       const auto step_start = std::chrono::steady_clock::now();
       const double comm_before = parallel::collective_tally().seconds;
@@ -264,8 +267,10 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
         metrics.append(rec);
       }
     }
+    memory.end_steps();
     method.end_epoch(e);
     const EvalResult val = method.validate();
+    memory.end_validation();  // and the caches are given back before the next epoch
     const bool candidate = method.best_candidate(e);
     const bool best = candidate && val.score > pos.best_score;
     if (best) {
@@ -325,6 +330,17 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
   for (const auto& [k, v] : outcome.test.metrics) rec.values.emplace_back("test_" + k, v);
   metrics.append(rec);
   if (writer) folder.write_results(results_markdown(method, config, outcome));
+  if (writer) {
+    TrainingState state;
+    method.save_state(state);
+    size_t model_bytes = 0, optimizer_bytes = 0;
+    for (const auto& [name, t] : state.tensors())
+      (name.find("optim.state.") != std::string::npos ? optimizer_bytes : model_bytes) +=
+          static_cast<size_t>(t.numel()) * dtype_size(t.dtype());
+    memory.set_state_bytes(model_bytes, optimizer_bytes);
+    io::write_file_atomically(folder.dir() + "/memory.md", memory.markdown(), "write memory.md");
+    progress.message(memory.summary());
+  }
   progress.message("best epoch " + std::to_string(pos.best_epoch + 1) + " (validation " + fixed(pos.best_score, 2) +
                    "); test:\n" + outcome.test.table);
   return outcome;
@@ -375,7 +391,8 @@ std::string results_markdown(const Method& method, const TrainConfig& c, const T
     << "| batch size | " << c.batch_size << " |\n| learning rate | " << c.learning_rate << " |\n"
     << "| seed | " << c.seed << " |\n| device | " << c.device << " |\n\n"
     << "Best validation score " << fixed(o.best_score, 2) << " at epoch " << o.best_epoch + 1 << ".\n\n"
-    << "## Test (best validated state)\n\n```\n" << o.test.table << "\n```\n";
+    << "## Test (best validated state)\n\n```\n" << o.test.table << "\n```\n"
+    << "\nMemory (peak tensor memory, caches, peak resident set): memory.md.\n";
   // The method's notes, then the statistics it declares for results.md, of the state tested (the best epoch's;
   // the last epoch's when none was validated as best).
   std::ostringstream notes;

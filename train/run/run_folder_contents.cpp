@@ -41,7 +41,7 @@ bool is_folder(const fs::directory_entry& e) {
 // The top-level entries of a run folder, and what rematch writes inside its subfolders.
 const char* const kRunFiles[] = {"config.json",   "metrics.jsonl",   "checkpoint_latest.safetensors",
                                  "checkpoint_best.safetensors", "results.md", "run.lock", "noise_index.npy",
-                                 "noisy_labels.npy"};
+                                 "noisy_labels.npy", "memory.md"};
 const char* const kRunFolders[] = {"plots", "splits", "report"};
 
 bool rematch_file_in(const std::string& folder, const std::string& name) {
