@@ -22,6 +22,7 @@ const MethodSpec& mscn_method_spec();
 const MethodSpec& mrl_method_spec();
 const MethodSpec& dscmr_method_spec();
 const MethodSpec& sdml_method_spec();
+const MethodSpec& cream_method_spec();
 
 // The methods of `rematch train`, in the order of --help and docs/presets.md: one line each.
 const std::vector<const MethodSpec*>& registered_methods() {
@@ -40,6 +41,7 @@ const std::vector<const MethodSpec*>& registered_methods() {
       &mrl_method_spec(),
       &dscmr_method_spec(),
       &sdml_method_spec(),
+      &cream_method_spec(),
   };
   return methods;
 }
