@@ -125,7 +125,7 @@ TEST_F(ReproduceDocTest, EveryTrainCommandPassesItsDryRun) {
     methods.insert(method);
   }
   EXPECT_EQ(methods, (std::set<std::string>{"l2rm", "rcl", "rcsl", "rcsl-nc", "uotrcl", "decl", "crcl", "ncr", "mscn",
-                                            "mrl", "dscmr", "sdml"}));
+                                            "mrl", "dscmr", "sdml", "cream"}));
 }
 
 // Every value resolve_defaults fills from a method and a preset is named (as `--flag`) in docs/presets.md, whose
