@@ -142,7 +142,7 @@ TEST(PresetsDoc, NamesEveryValueAPresetSets) {
       {"decl", {"f30k", "coco", "cc152k"}},
       {"rcsl", {"f30k", "coco"}},              {"rcsl-nc", {"f30k", "coco"}},
       {"uotrcl", {"wiki", "nus", "xmedianet"}}, {"crcl", {"f30k", "coco", "cc152k"}},
-      {"mscn", {"f30k", "coco", "cc152k"}}};
+      {"mscn", {"f30k", "coco", "cc152k"}},    {"cream", {"f30k", "coco", "cc152k"}}};
   for (const auto& [method, presets] : runs)
     for (const std::string& preset : presets) {
       train::TrainConfig c;
