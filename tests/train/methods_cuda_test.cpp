@@ -38,6 +38,7 @@
 #include "train/methods/mscn/mscn_options.h"
 #include "train/methods/ncr/ncr_options.h"
 #include "train/methods/bicro/bicro_options.h"
+#include "train/methods/cream/cream_options.h"
 #include "train/methods/l2rm/l2rm_method.h"
 #include "train/methods/rcsl/memory_bank.h"
 #include "train/methods/rcsl/rcsl_method.h"
@@ -202,6 +203,26 @@ TEST_F(MethodsCuda, NcrWarmupSplitAndCoTrainingStepsAsOnTheCpu) {
     o.sim_dim = 4;
   });
   expect_same_run(run_epochs(c, "cuda", 3, 1000), run_epochs(c, "cpu", 3, 1000), "ncr");
+}
+
+// CREAM (docs/methods/cream.md): a warm-up epoch (A's batches, then B's, InfoNCE), then two co-training epochs with
+// the hard and noisy stages on from the first: both nets' per-pair losses in eval mode, the Gaussian-mixture splits
+// into clean, hard and noisy pairs (their sizes and precisions are epoch statistics), the refined labels (eval-mode
+// predictions) and filter, and the clean, hard and noisy updates of each iteration.
+TEST_F(MethodsCuda, CreamWarmupSplitAndCoTrainingStepsAsOnTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const TrainConfig c = l2rm_test::tiny_config(path("pairs"), [](TrainConfig& t) {
+    t.method = "cream";
+    t.warmup_epoch = 1;
+    t.num_epochs = 2;
+    CreamOptions& o = t.options<CreamOptions>();
+    o.embed_size = 8;
+    o.word_dim = 4;
+    o.sim_dim = 4;
+    o.hard_start_epoch = 0;
+    o.noisy_start_epoch = 0;
+  });
+  expect_same_run(run_epochs(c, "cuda", 3, 1000), run_epochs(c, "cpu", 3, 1000), "cream");
 }
 
 // MSCN (docs/methods/mscn.md): a warm-up epoch (A's batches, then B's, nets and meta nets stepped), then one MSCN

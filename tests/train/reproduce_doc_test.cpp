@@ -125,7 +125,7 @@ TEST_F(ReproduceDocTest, EveryTrainCommandPassesItsDryRun) {
     methods.insert(method);
   }
   EXPECT_EQ(methods, (std::set<std::string>{"l2rm", "rcl", "rcsl", "rcsl-nc", "uotrcl", "decl", "crcl", "ncr", "bicro",
-                                            "mscn", "mrl", "dscmr", "sdml"}));
+                                            "mscn", "cream", "mrl", "dscmr", "sdml"}));
 }
 
 // Every value resolve_defaults fills from a method and a preset is named (as `--flag`) in docs/presets.md, whose
@@ -144,7 +144,7 @@ TEST(PresetsDoc, NamesEveryValueAPresetSets) {
       {"uotrcl", {"wiki", "nus", "xmedianet"}}, {"crcl", {"f30k", "coco", "cc152k"}},
       {"mscn", {"f30k", "coco", "cc152k"}},    {"bicro", {"f30k", "coco", "cc152k"}},
       {"mrl", {"wiki", "nus", "xmedianet"}},   {"dscmr", {"wiki", "nus", "xmedianet"}},
-      {"sdml", {"wiki", "nus", "xmedianet"}}};
+      {"sdml", {"wiki", "nus", "xmedianet"}},   {"cream", {"f30k", "coco", "cc152k"}}};
   for (const auto& [method, presets] : runs)
     for (const std::string& preset : presets) {
       train::TrainConfig c;

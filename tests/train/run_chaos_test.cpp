@@ -66,6 +66,10 @@ std::vector<std::string> method_args(const std::string& method) {
   // (NCR: one co-training epoch is in the second half (epoch >= num_epochs // 2 = 0), so its steps alternate
   // labelled and unlabelled updates, and a resume can fall between the two.)
   else if (method == "ncr") add({"--warmup_epoch", "1", "--num_epochs", "1", "--noise_ratio", "0.4"});
+  // (CREAM: hard and noisy pairs train from co-training epoch 0, so an iteration's clean, hard and noisy updates
+  // follow each other and a resume can fall between them, with the pending labels and filters in the checkpoint.)
+  else if (method == "cream") add({"--warmup_epoch", "1", "--num_epochs", "1", "--noise_ratio", "0.4",
+                                   "--hard_start_epoch", "0", "--noisy_start_epoch", "0"});
   // (MSCN: a warm-up epoch and one MSCN epoch, i.e. its two halves; meta pairs drawn from the dev split; a rate at
   // which the warm-up of 4 steps leaves both splits clean pairs to train on.)
   else if (method == "mscn") add({"--warmup_epoch", "1", "--num_epochs", "1", "--noise_ratio", "0.4", "--meta_source",
@@ -256,7 +260,7 @@ std::string case_name(const ::testing::TestParamInfo<std::tuple<std::string, int
 INSTANTIATE_TEST_SUITE_P(EveryMethod, ResumeExactTest,
                          ::testing::Combine(::testing::Values("triplet", "infonce", "rcl", "l2rm", "rcsl", "rcsl-nc",
                                                               "uotrcl", "decl", "crcl", "ncr", "bicro", "mscn", "mrl",
-                                                              "dscmr", "sdml"),
+                                                              "dscmr", "sdml", "cream"),
                                             ::testing::Values(1, 2, 4)),
                          case_name);
 

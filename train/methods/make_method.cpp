@@ -20,6 +20,7 @@ const MethodSpec& decl_method_spec();
 const MethodSpec& crcl_method_spec();
 const MethodSpec& bicro_method_spec();
 const MethodSpec& mscn_method_spec();
+const MethodSpec& cream_method_spec();
 const MethodSpec& mrl_method_spec();
 const MethodSpec& dscmr_method_spec();
 const MethodSpec& sdml_method_spec();
@@ -39,6 +40,7 @@ const std::vector<const MethodSpec*>& registered_methods() {
       &crcl_method_spec(),
       &bicro_method_spec(),
       &mscn_method_spec(),
+      &cream_method_spec(),
       &mrl_method_spec(),
       &dscmr_method_spec(),
       &sdml_method_spec(),
