@@ -123,7 +123,7 @@ TEST_F(PrecompTest, MissingFilesAreNamed) {
   EXPECT_THROWS_WITH(load("train"), path("train_ims.npy"), "does not exist");
   write_images("train", 4);
   EXPECT_THROWS_WITH(load("train"), path("train_caps.txt"), path("train_caps.tsv"), "does not exist");
-  EXPECT_THROWS_WITH(load("val"), "split must be train, dev, test or testall", "val");
+  EXPECT_THROWS_WITH(load("val"), "split must be train, dev, test, testall or meta", "val");
 }
 
 TEST_F(PrecompTest, RowsMustFitTheImDivRule) {
