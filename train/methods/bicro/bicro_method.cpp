@@ -7,14 +7,13 @@
 #include "autograd/autograd.h"
 #include "train/losses/retrieval_losses.h"
 #include "train/methods/bicro/bicro_beta_mixture.h"
+#include "train/methods/kit/cycling_batches.h"
 #include "train/methods/ncr/ncr_method.h"
 #include "train/mixture/gaussian_mixture.h"
 
 namespace rematch::train {
 namespace {
 
-// Plan indices of the cycling unlabelled loaders (as NcrMethod's: a pass per epoch and per cycle).
-int64_t cycle_plan_index(int64_t epoch, int64_t cycle) { return epoch * 4096 + cycle; }
 
 const char* net_name(int k) { return k == 0 ? "A" : "B"; }
 
@@ -149,16 +148,9 @@ void BicroMethod::build_plans(int64_t epoch) {
     // cannot be drawn from (it fails), here the net skips the epoch as NCR's does.
     if (clean.empty() || noisy.empty()) continue;
     const data::Batcher labeled = kit_.loader(2 + 2 * static_cast<uint64_t>(k), false, clean);
-    const data::Batcher unlabeled = kit_.loader(3 + 2 * static_cast<uint64_t>(k), false, noisy);
-    int64_t cycle = 0;
-    std::vector<std::vector<int64_t>> u = unlabeled.epoch_plan(cycle_plan_index(epoch, cycle));
-    size_t cursor = 0;
+    CyclingBatches unlabeled(kit_.loader(3 + 2 * static_cast<uint64_t>(k), false, noisy), epoch);
     for (auto& l : labeled.epoch_plan(epoch)) {
-      if (cursor == u.size()) {
-        u = unlabeled.epoch_plan(cycle_plan_index(epoch, ++cycle));
-        cursor = 0;
-      }
-      std::vector<int64_t>& next = u[cursor++];
+      std::vector<int64_t> next = unlabeled.next();
       if (l.size() < 2 || next.size() < 2) break;  // "drop last batch if only one sample"
       labeled_[k].push_back(std::move(l));
       unlabeled_[k].push_back(std::move(next));

@@ -3,17 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "autograd/autograd.h"
 #include "train/methods/cream/cream_losses.h"
+#include "train/methods/kit/cycling_batches.h"
 #include "train/methods/ncr/ncr_method.h"
 
 namespace rematch::train {
 namespace {
-
-// Plan index of a cycle of the noisy loader (`train_one_epoch` re-creates its iterator when it runs out).
-int64_t cycle_plan_index(int64_t epoch, int64_t cycle) { return epoch * 4096 + cycle; }
 
 const char* net_name(int k) { return k == 0 ? "A" : "B"; }
 
@@ -113,15 +112,11 @@ void CreamMethod::build_plans(int64_t epoch) {
     // A and B each get new loaders over the same three sets (`get_loader(..., "train", ...)` before each net).
     const uint64_t base = 2 + 3 * static_cast<uint64_t>(k);
     const data::Batcher clean_loader = kit_.loader(base, false, clean);
-    std::vector<std::vector<int64_t>> h_plan, n_plan;
-    std::unique_ptr<data::Batcher> noisy_loader;
+    std::vector<std::vector<int64_t>> h_plan;
     if (!hard.empty()) h_plan = kit_.loader(base + 1, false, hard).epoch_plan(epoch);
-    int64_t cycle = 0;
-    if (!noisy.empty()) {
-      noisy_loader = std::make_unique<data::Batcher>(kit_.loader(base + 2, false, noisy));
-      n_plan = noisy_loader->epoch_plan(cycle_plan_index(epoch, cycle));
-    }
-    size_t h_cursor = 0, n_cursor = 0;
+    std::optional<CyclingBatches> noisy_batches;  // `train_one_epoch` re-creates the noisy iterator when it runs out
+    if (!noisy.empty()) noisy_batches.emplace(kit_.loader(base + 2, false, noisy), epoch);
+    size_t h_cursor = 0;
     std::vector<int64_t> last_hard;
     for (auto& c : clean_loader.epoch_plan(epoch)) {
       Iteration it;
@@ -133,13 +128,7 @@ void CreamMethod::build_plans(int64_t epoch) {
         }
         it.hard = last_hard;  // once run out: the last batch again (its labels still enter the filter), untrained
       }
-      if (!noisy.empty()) {
-        if (n_cursor == n_plan.size()) {
-          n_plan = noisy_loader->epoch_plan(cycle_plan_index(epoch, ++cycle));
-          n_cursor = 0;
-        }
-        it.noisy = n_plan[n_cursor++];
-      }
+      if (noisy_batches) it.noisy = noisy_batches->next();
       // "drop last batch if only one sample": a clean batch of one ends the net's epoch, a hard or noisy one is
       // not trained.
       if (c.size() < 2) break;

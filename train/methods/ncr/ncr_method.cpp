@@ -8,13 +8,10 @@
 #include "autograd/autograd.h"
 #include "nn/functional.h"
 #include "train/losses/retrieval_losses.h"
+#include "train/methods/kit/cycling_batches.h"
 
 namespace rematch::train {
 namespace {
-
-// Plan indices of the loaders (each a Batcher of its own seed): a pass of its own per epoch and, for the
-// cycling unlabelled loaders, per cycle (`co_train.py: train` re-creates the iterator when it runs out).
-int64_t cycle_plan_index(int64_t epoch, int64_t cycle) { return epoch * 4096 + cycle; }
 
 const char* net_name(int k) { return k == 0 ? "A" : "B"; }
 
@@ -166,16 +163,9 @@ void NcrMethod::build_plans(int64_t epoch) {
     for (int64_t j = 0; j < static_cast<int64_t>(split.size()); ++j) (split[j] ? clean : noisy).push_back(j);
     if (clean.empty() || noisy.empty()) continue;  // no labelled batch, or no unlabelled one to draw: no iteration
     const data::Batcher labeled = kit_.loader(2 + 2 * static_cast<uint64_t>(k), false, clean);
-    const data::Batcher unlabeled = kit_.loader(3 + 2 * static_cast<uint64_t>(k), false, noisy);
-    int64_t cycle = 0;
-    std::vector<std::vector<int64_t>> u = unlabeled.epoch_plan(cycle_plan_index(epoch, cycle));
-    size_t cursor = 0;
+    CyclingBatches unlabeled(kit_.loader(3 + 2 * static_cast<uint64_t>(k), false, noisy), epoch);
     for (auto& l : labeled.epoch_plan(epoch)) {
-      if (cursor == u.size()) {
-        u = unlabeled.epoch_plan(cycle_plan_index(epoch, ++cycle));
-        cursor = 0;
-      }
-      std::vector<int64_t>& next = u[cursor++];
+      std::vector<int64_t> next = unlabeled.next();
       // `train`: "drop last batch if only one sample" ends the net's epoch.
       if (l.size() < 2 || next.size() < 2) break;
       labeled_[k].push_back(std::move(l));
