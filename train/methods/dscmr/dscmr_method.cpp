@@ -9,26 +9,10 @@
 #include "train/methods/data_parallel.h"
 #include "train/methods/dscmr/dscmr_losses.h"
 #include "train/methods/kit/labeled_eval.h"
+#include "train/methods/kit/noisy_labels.h"
 #include "train/methods/uotrcl/uotrcl_losses.h"
 
 namespace rematch::train {
-namespace {
-
-double agreement(const std::vector<int64_t>& labels, const std::vector<int64_t>& clean) {
-  int64_t hits = 0;
-  for (size_t i = 0; i < labels.size(); ++i) hits += labels[i] == clean[i];
-  return labels.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(labels.size());
-}
-
-data::LabelNoise label_noise(const CommonOptions& c) {
-  const NoiseMode mode = c.noise_mode.value_or(NoiseMode::Symmetric);
-  REMATCH_CHECK(mode == NoiseMode::Symmetric || mode == NoiseMode::Mrl,
-                "dscmr: --noise_mode must be one of symmetric, mrl (got '", noise_mode_name(mode), "')");
-  return mode == NoiseMode::Mrl ? data::LabelNoise::mrl : data::LabelNoise::symmetric;
-}
-
-}  // namespace
-
 DscmrMethod::DscmrMethod(const CommonOptions& common, const DscmrOptions& options, data::LabeledDataset data,
                          std::ostream& log)
     : common_(common), options_(options), device_(common.device.device()), data_(std::move(data)), log_(log),
@@ -41,11 +25,7 @@ DscmrMethod::DscmrMethod(const CommonOptions& common, const DscmrOptions& option
                 ")");
   REMATCH_CHECK(options_.dtype == DType::Float32 || options_.dtype == DType::Float64,
                 "dscmr: the model dtype must be float32 or float64");
-  const data::LabelNoise noise = label_noise(common_);
-  const uint64_t noise_seed = common_.noise_seed < 0 ? common_.seed : static_cast<uint64_t>(common_.noise_seed);
-  noisy_ = common_.noise_file.empty()
-               ? data::inject_label_noise(data_.train, num_classes_, common_.noise_ratio, noise, noise_seed)
-               : data::load_label_noise_file(common_.noise_file, data_.train, num_classes_, noise);
+  noisy_ = noisy_training_labels(common_, data_, "dscmr");
   train_images_ = kernels::cast(kernels::to_device(data_.train.images, device_), options_.dtype);
   train_texts_ = kernels::cast(kernels::to_device(data_.train.texts, device_), options_.dtype);
   // load_data.py: ind2vec(labels), one-hot rows; MRL's out-of-range label K (--noise_mode mrl) is a zero row.
@@ -67,7 +47,7 @@ DscmrMethod::DscmrMethod(const CommonOptions& common, const DscmrOptions& option
   std::ostringstream line;
   line << std::setprecision(4) << "dscmr: " << data_.source << ": " << n << " training pairs, " << num_classes_
        << " classes, dims " << mc.img_dim << "/" << mc.txt_dim << "; training labels " << noisy_.source << ", "
-       << agreement(noisy_.image_labels, data_.train.image_labels) << " of the image labels correct; alpha "
+       << label_agreement(noisy_.image_labels, data_.train.image_labels) << " of the image labels correct; alpha "
        << options_.alpha << ", beta " << options_.beta << " on " << device_.str() << "\n";
   log_ << line.str();
 }
@@ -76,8 +56,7 @@ EpochInfo DscmrMethod::epoch_info() const {
   EpochInfo info;
   info.phase = "main";
   info.steps = (data_.train.size() + common_.batch_size - 1) / common_.batch_size;
-  info.stats["noisy_accuracy"] = 0.5 * (agreement(noisy_.image_labels, data_.train.image_labels) +
-                                        agreement(noisy_.text_labels, data_.train.text_labels));
+  info.stats["noisy_accuracy"] = noisy_label_accuracy(noisy_, data_.train);
   return info;
 }
 
@@ -153,16 +132,11 @@ void DscmrMethod::save_state(TrainingState& state) const {
   state.put_module("model.", *model_);
   state.put_optimizer("optim.", *optimizer_);
   state.put_int("dscmr.epoch", epoch_);
-  state.put_int_vector("dscmr.noisy_image_labels", noisy_.image_labels);
-  state.put_int_vector("dscmr.noisy_text_labels", noisy_.text_labels);
+  put_noisy_labels(state, "dscmr", noisy_);
 }
 
 void DscmrMethod::load_state(const TrainingState& state) {
-  const std::vector<int64_t> image_labels = state.get_int_vector("dscmr.noisy_image_labels");
-  const std::vector<int64_t> text_labels = state.get_int_vector("dscmr.noisy_text_labels");
-  REMATCH_CHECK(image_labels == noisy_.image_labels && text_labels == noisy_.text_labels, "dscmr: ",
-                state.source(), " was trained with other noisy labels than this run's (", noisy_.source,
-                "); resume with the same --noise_ratio, --noise_mode, --noise_seed / --noise_file");
+  check_noisy_labels(state, "dscmr", noisy_);
   state.get_module("model.", *model_);
   state.get_optimizer("optim.", *optimizer_);
   epoch_ = state.get_int("dscmr.epoch");

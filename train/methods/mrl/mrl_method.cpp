@@ -10,27 +10,11 @@
 #include "parallel/gather_op.h"
 #include "train/methods/data_parallel.h"
 #include "train/methods/kit/labeled_eval.h"
+#include "train/methods/kit/noisy_labels.h"
 #include "train/methods/mrl/mrl_losses.h"
 #include "train/methods/uotrcl/uotrcl_losses.h"
 
 namespace rematch::train {
-namespace {
-
-double agreement(const std::vector<int64_t>& labels, const std::vector<int64_t>& clean) {
-  int64_t hits = 0;
-  for (size_t i = 0; i < labels.size(); ++i) hits += labels[i] == clean[i];
-  return labels.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(labels.size());
-}
-
-data::LabelNoise label_noise(const CommonOptions& c) {
-  const NoiseMode mode = c.noise_mode.value_or(NoiseMode::Symmetric);
-  REMATCH_CHECK(mode == NoiseMode::Symmetric || mode == NoiseMode::Mrl,
-                "mrl: --noise_mode must be one of symmetric, mrl (got '", noise_mode_name(mode), "')");
-  return mode == NoiseMode::Mrl ? data::LabelNoise::mrl : data::LabelNoise::symmetric;
-}
-
-}  // namespace
-
 double mrl_learning_rate(double base, int64_t epoch, int64_t num_epochs, MrlSchedule schedule) {
   REMATCH_CHECK(epoch >= 0 && num_epochs > 0, "mrl_learning_rate: epoch ", epoch, " of ", num_epochs);
   const int64_t last = std::max<int64_t>(epoch - 1, 0);  // main_noisy.py: train(epoch); lr_schedu.step(epoch)
@@ -52,11 +36,7 @@ MrlMethod::MrlMethod(const CommonOptions& common, const MrlOptions& options, dat
   REMATCH_CHECK(options_.tau > 0, "mrl: --tau must be positive, got ", options_.tau);
   REMATCH_CHECK(options_.dtype == DType::Float32 || options_.dtype == DType::Float64,
                 "mrl: the model dtype must be float32 or float64");
-  const data::LabelNoise noise = label_noise(common_);
-  const uint64_t noise_seed = common_.noise_seed < 0 ? common_.seed : static_cast<uint64_t>(common_.noise_seed);
-  noisy_ = common_.noise_file.empty()
-               ? data::inject_label_noise(data_.train, num_classes_, common_.noise_ratio, noise, noise_seed)
-               : data::load_label_noise_file(common_.noise_file, data_.train, num_classes_, noise);
+  noisy_ = noisy_training_labels(common_, data_, "mrl");
   train_images_ = kernels::cast(kernels::to_device(data_.train.images, device_), options_.dtype);
   train_texts_ = kernels::cast(kernels::to_device(data_.train.texts, device_), options_.dtype);
   // MeanClusteringError.to_onehot: eye(K)[target]; MRL's out-of-range label K (--noise_mode mrl) is a zero row.
@@ -79,7 +59,7 @@ MrlMethod::MrlMethod(const CommonOptions& common, const MrlOptions& options, dat
   std::ostringstream line;
   line << std::setprecision(4) << "mrl: " << data_.source << ": " << n << " training pairs, " << num_classes_
        << " classes, dims " << mc.img_dim << "/" << mc.txt_dim << "; training labels " << noisy_.source << ", "
-       << agreement(noisy_.image_labels, data_.train.image_labels) << " of the image labels correct; "
+       << label_agreement(noisy_.image_labels, data_.train.image_labels) << " of the image labels correct; "
        << (options_.label_loss == MrlLabelLoss::Mce ? "MCE" : "CE") << ", beta " << options_.beta << ", tau "
        << options_.tau << " on " << device_.str() << "\n";
   log_ << line.str();
@@ -95,8 +75,7 @@ EpochInfo MrlMethod::begin_epoch(int64_t epoch) {
   info_ = EpochInfo();
   info_.phase = "main";
   info_.steps = (n + common_.batch_size - 1) / common_.batch_size;
-  info_.stats["noisy_accuracy"] = 0.5 * (agreement(noisy_.image_labels, data_.train.image_labels) +
-                                         agreement(noisy_.text_labels, data_.train.text_labels));
+  info_.stats["noisy_accuracy"] = noisy_label_accuracy(noisy_, data_.train);
   return info_;
 }
 
@@ -181,16 +160,11 @@ void MrlMethod::save_state(TrainingState& state) const {
   state.put_int("mrl.epoch", epoch_);
   state.put_int("mrl.steps", info_.steps);
   state.put_int_vector("mrl.order", order_);
-  state.put_int_vector("mrl.noisy_image_labels", noisy_.image_labels);
-  state.put_int_vector("mrl.noisy_text_labels", noisy_.text_labels);
+  put_noisy_labels(state, "mrl", noisy_);
 }
 
 void MrlMethod::load_state(const TrainingState& state) {
-  const std::vector<int64_t> image_labels = state.get_int_vector("mrl.noisy_image_labels");
-  const std::vector<int64_t> text_labels = state.get_int_vector("mrl.noisy_text_labels");
-  REMATCH_CHECK(image_labels == noisy_.image_labels && text_labels == noisy_.text_labels, "mrl: ", state.source(),
-                " was trained with other noisy labels than this run's (", noisy_.source,
-                "); resume with the same --noise_ratio, --noise_mode, --noise_seed / --noise_file");
+  check_noisy_labels(state, "mrl", noisy_);
   state.get_module("model.", *model_);
   state.get_optimizer("optim.", *optimizer_);
   state.get_generator("mrl.shuffle", shuffle_gen_);
@@ -202,8 +176,7 @@ void MrlMethod::load_state(const TrainingState& state) {
   info_ = EpochInfo();
   info_.phase = "main";
   info_.steps = state.get_int("mrl.steps");
-  info_.stats["noisy_accuracy"] = 0.5 * (agreement(noisy_.image_labels, data_.train.image_labels) +
-                                         agreement(noisy_.text_labels, data_.train.text_labels));
+  info_.stats["noisy_accuracy"] = noisy_label_accuracy(noisy_, data_.train);
 }
 
 void MrlMethod::write_run_files(const std::string& dir) { data::save_label_noise(noisy_, dir); }

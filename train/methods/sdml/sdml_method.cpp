@@ -8,23 +8,11 @@
 #include "parallel/gather_op.h"
 #include "train/methods/data_parallel.h"
 #include "train/methods/kit/labeled_eval.h"
+#include "train/methods/kit/noisy_labels.h"
 #include "train/methods/uotrcl/uotrcl_losses.h"
 
 namespace rematch::train {
 namespace {
-
-double agreement(const std::vector<int64_t>& labels, const std::vector<int64_t>& clean) {
-  int64_t hits = 0;
-  for (size_t i = 0; i < labels.size(); ++i) hits += labels[i] == clean[i];
-  return labels.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(labels.size());
-}
-
-data::LabelNoise label_noise(const CommonOptions& c) {
-  const NoiseMode mode = c.noise_mode.value_or(NoiseMode::Symmetric);
-  REMATCH_CHECK(mode == NoiseMode::Symmetric || mode == NoiseMode::Mrl,
-                "sdml: --noise_mode must be one of symmetric, mrl (got '", noise_mode_name(mode), "')");
-  return mode == NoiseMode::Mrl ? data::LabelNoise::mrl : data::LabelNoise::symmetric;
-}
 
 // criterion = lambda x, y: (((x - y) ** 2).sum(1).sqrt()).mean()
 Tensor mean_row_distance(const Tensor& a, const Tensor& b) { return mean(sqrt(sum(square(sub(a, b)), {1}))); }
@@ -45,11 +33,7 @@ SdmlMethod::SdmlMethod(const CommonOptions& common, const SdmlOptions& options, 
                 " needs non-empty valid and test splits");
   REMATCH_CHECK(options_.dtype == DType::Float32 || options_.dtype == DType::Float64,
                 "sdml: the model dtype must be float32 or float64");
-  const data::LabelNoise noise = label_noise(common_);
-  const uint64_t noise_seed = common_.noise_seed < 0 ? common_.seed : static_cast<uint64_t>(common_.noise_seed);
-  noisy_ = common_.noise_file.empty()
-               ? data::inject_label_noise(data_.train, num_classes_, common_.noise_ratio, noise, noise_seed)
-               : data::load_label_noise_file(common_.noise_file, data_.train, num_classes_, noise);
+  noisy_ = noisy_training_labels(common_, data_, "sdml");
   train_images_ = kernels::cast(kernels::to_device(data_.train.images, device_), options_.dtype);
   train_texts_ = kernels::cast(kernels::to_device(data_.train.texts, device_), options_.dtype);
   // Solver.to_one_hot; MRL's out-of-range label K (--noise_mode mrl) is a zero row, left out of L_d as SDML leaves
@@ -74,7 +58,7 @@ SdmlMethod::SdmlMethod(const CommonOptions& common, const SdmlOptions& options, 
   std::ostringstream line;
   line << std::setprecision(4) << "sdml: " << data_.source << ": " << n << " training pairs, " << num_classes_
        << " classes, dims " << mc.img_dim << "/" << mc.txt_dim << "; training labels " << noisy_.source << ", "
-       << agreement(noisy_.image_labels, data_.train.image_labels) << " of the image labels correct; alpha "
+       << label_agreement(noisy_.image_labels, data_.train.image_labels) << " of the image labels correct; alpha "
        << options_.alpha << " on " << device_.str() << "\n";
   log_ << line.str();
 }
@@ -83,8 +67,7 @@ EpochInfo SdmlMethod::epoch_info() const {
   EpochInfo info;
   info.phase = "main";
   info.steps = data_.train.size() / common_.batch_size;  // batch_count = int(N / batch_size): full batches only
-  info.stats["noisy_accuracy"] = 0.5 * (agreement(noisy_.image_labels, data_.train.image_labels) +
-                                        agreement(noisy_.text_labels, data_.train.text_labels));
+  info.stats["noisy_accuracy"] = noisy_label_accuracy(noisy_, data_.train);
   return info;
 }
 
@@ -188,15 +171,11 @@ void SdmlMethod::save_state(TrainingState& state) const {
   state.put_generator("sdml.shuffle", shuffle_gen_);
   state.put_int("sdml.epoch", epoch_);
   state.put_int_vector("sdml.order", order_);
-  state.put_int_vector("sdml.noisy_image_labels", noisy_.image_labels);
-  state.put_int_vector("sdml.noisy_text_labels", noisy_.text_labels);
+  put_noisy_labels(state, "sdml", noisy_);
 }
 
 void SdmlMethod::load_state(const TrainingState& state) {
-  REMATCH_CHECK(state.get_int_vector("sdml.noisy_image_labels") == noisy_.image_labels &&
-                    state.get_int_vector("sdml.noisy_text_labels") == noisy_.text_labels,
-                "sdml: ", state.source(), " was trained with other noisy labels than this run's (", noisy_.source,
-                "); resume with the same --noise_ratio, --noise_mode, --noise_seed / --noise_file");
+  check_noisy_labels(state, "sdml", noisy_);
   state.get_module("model.", *model_);
   state.get_optimizer("optim_img.", *img_optimizer_);
   state.get_optimizer("optim_txt.", *txt_optimizer_);
