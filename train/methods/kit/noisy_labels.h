@@ -1,4 +1,4 @@
-// The noisy training labels of the class-labelled baselines (mrl, dscmr, sdml; uotrcl's own protocol is the same):
+// The noisy training labels of the class-labelled methods (uotrcl, mrl, dscmr, sdml: one protocol for their tables):
 // drawn or read as --noise_ratio, --noise_mode, --noise_seed and --noise_file say (docs/methods/uotrcl.md, the noise
 // protocol its tables share), their accuracy against the clean labels, and their place in a checkpoint: a run
 // resumes only on the labels it trained on.

@@ -10,6 +10,7 @@
 #include "parallel/gather_op.h"
 #include "train/eval/map_metric.h"
 #include "train/methods/data_parallel.h"
+#include "train/methods/kit/noisy_labels.h"
 #include "viz/plots.h"
 
 namespace rematch::train {
@@ -25,12 +26,6 @@ double argmax_accuracy(const Tensor& rows, const std::vector<int64_t>& labels) {
     hits += std::max_element(row, row + K) - row == labels[static_cast<size_t>(i)];
   }
   return n > 0 ? static_cast<double>(hits) / static_cast<double>(n) : 0.0;
-}
-
-double agreement(const std::vector<int64_t>& labels, const std::vector<int64_t>& clean) {
-  int64_t hits = 0;
-  for (size_t i = 0; i < labels.size(); ++i) hits += labels[i] == clean[i];
-  return labels.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(labels.size());
 }
 
 std::string stats_json(const EpochInfo& info) {
@@ -56,20 +51,9 @@ EpochInfo stats_from_json(const std::string& text, const std::string& source) {
 
 }  // namespace
 
-namespace {
-
-data::LabelNoise label_noise(const CommonOptions& c) {
-  const NoiseMode mode = c.noise_mode.value_or(NoiseMode::Symmetric);
-  REMATCH_CHECK(mode == NoiseMode::Symmetric || mode == NoiseMode::Mrl,
-                "uotrcl: --noise_mode must be one of symmetric, mrl (got '", noise_mode_name(mode), "')");
-  return mode == NoiseMode::Mrl ? data::LabelNoise::mrl : data::LabelNoise::symmetric;
-}
-
-}  // namespace
-
 UotrclMethod::UotrclMethod(const CommonOptions& common, const UotrclOptions& options, data::LabeledDataset data,
                            std::ostream& log)
-    : common_(common), options_(options), noise_mode_(label_noise(common)),
+    : common_(common), options_(options), noise_mode_(label_noise_mode(common, "uotrcl")),
       noise_seed_(common.noise_seed < 0 ? common.seed : static_cast<uint64_t>(common.noise_seed)),
       knn_(options.knn), device_(common.device.device()), data_(std::move(data)), log_(log),
       num_classes_(data_.num_classes), shuffle_gen_(common.seed + 1) {
@@ -127,7 +111,7 @@ UotrclMethod::UotrclMethod(const CommonOptions& common, const UotrclOptions& opt
   std::ostringstream line;  // formatted apart, so the caller's stream keeps its own precision
   line << std::setprecision(4) << "uotrcl: " << data_.source << ": " << n << " training pairs, " << num_classes_
        << " classes, dims " << mc.img_dim << "/" << mc.txt_dim << "; training labels " << noisy_.source << ", "
-       << agreement(noisy_.image_labels, clean_labels()) << " of them correct; " << common_.warmup_epoch
+       << label_agreement(noisy_.image_labels, clean_labels()) << " of them correct; " << common_.warmup_epoch
        << " warm-up epochs of " << common_.num_epochs << " on " << dev.str() << "\n";
   log_ << line.str();
 }
@@ -194,7 +178,7 @@ void UotrclMethod::correct_labels(int64_t epoch) {
   st["confident_precision"] = static_cast<double>(confident_hits) / static_cast<double>(confident_.size());
   st["label_accuracy"] = argmax_accuracy(corrected_, clean);
   st["target_accuracy"] = argmax_accuracy(targets_, clean);
-  st["prediction_accuracy"] = agreement(predicted, clean);
+  st["prediction_accuracy"] = label_agreement(predicted, clean);
   std::ostringstream line;
   line << std::setprecision(4) << "uotrcl: epoch " << epoch << ": s = " << s << ", label-correction OT eps "
        << lc.epsilon << ", " << lc.iterations << " iterations" << (lc.converged ? "" : " (not converged)")
@@ -214,8 +198,8 @@ EpochInfo UotrclMethod::begin_epoch(int64_t epoch) {
     optimizer_->set_lr(common_.learning_rate * std::pow(0.1, static_cast<double>(epoch / common_.lr_update)));
   info_ = EpochInfo();
   info_.steps = (n + common_.batch_size - 1) / common_.batch_size;
-  info_.stats["noisy_accuracy"] = 0.5 * (agreement(noisy_.image_labels, clean_labels()) +
-                                         agreement(noisy_.text_labels, data_.train.text_labels));
+  info_.stats["noisy_accuracy"] = 0.5 * (label_agreement(noisy_.image_labels, clean_labels()) +
+                                         label_agreement(noisy_.text_labels, data_.train.text_labels));
   if (epoch < common_.warmup_epoch) {
     info_.phase = "warmup";
   } else {
@@ -339,16 +323,11 @@ void UotrclMethod::save_state(TrainingState& state) const {
   state.put_int_vector("uotrcl.confident", confident_);
   state.put_tensor("uotrcl.targets", targets_);
   if (corrected_.defined()) state.put_tensor("uotrcl.corrected", corrected_);
-  state.put_int_vector("uotrcl.noisy_image_labels", noisy_.image_labels);
-  state.put_int_vector("uotrcl.noisy_text_labels", noisy_.text_labels);
+  put_noisy_labels(state, "uotrcl", noisy_);
 }
 
 void UotrclMethod::load_state(const TrainingState& state) {
-  const std::vector<int64_t> image_labels = state.get_int_vector("uotrcl.noisy_image_labels");
-  const std::vector<int64_t> text_labels = state.get_int_vector("uotrcl.noisy_text_labels");
-  REMATCH_CHECK(image_labels == noisy_.image_labels && text_labels == noisy_.text_labels, "uotrcl: ",
-                state.source(), " was trained with other noisy labels than this run's (", noisy_.source,
-                "); resume with the same --noise_ratio, --noise_mode, --noise_seed / --noise_file");
+  check_noisy_labels(state, "uotrcl", noisy_);
   state.get_module("model.", *model_);
   state.get_optimizer("optim.", *optimizer_);
   state.get_generator("uotrcl.shuffle", shuffle_gen_);
