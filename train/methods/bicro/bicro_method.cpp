@@ -105,19 +105,10 @@ BicroMethod::BicroMethod(const CommonOptions& common, const BicroOptions& option
 }
 
 std::pair<std::vector<double>, std::vector<double>> BicroMethod::per_sample_losses(int64_t epoch) {
-  for (int k = 0; k < 2; ++k) net(k).eval();
-  std::vector<std::vector<double>> out = kit_.per_caption(kit_.loader(1, false), epoch, 2, [&](const data::Batch& b) {
-    std::vector<std::vector<double>> losses_of_nets;
-    for (int k = 0; k < 2; ++k) {
-      const Tensor S = net(k)(b.regions, b.captions, b.lengths);
-      losses_of_nets.push_back(to(to(losses::per_sample_split_loss(S, bicro_.margin, losses::SplitLoss::Mean),
-                                     Device::cpu()),
-                                  DType::Float64)
-                                   .to_vector<double>());
-    }
-    return losses_of_nets;
+  // `eval_train`: as NCR's (PairsKit::per_caption_losses).
+  std::vector<std::vector<double>> out = kit_.per_caption_losses(nets_, epoch, [&](const Tensor& S) {
+    return losses::per_sample_split_loss(S, bicro_.margin, losses::SplitLoss::Mean);
   });
-  for (int k = 0; k < 2; ++k) net(k).train();
   return {std::move(out[0]), std::move(out[1])};
 }
 

@@ -62,18 +62,9 @@ CreamMethod::CreamMethod(const CommonOptions& common, const CreamOptions& option
 }
 
 std::pair<std::vector<double>, std::vector<double>> CreamMethod::per_sample_losses(int64_t epoch) {
-  // `eval_train`: both nets in eval mode, no graph, one shuffled pass (the last partial batch kept), mode "eval_loss".
-  for (int k = 0; k < 2; ++k) net(k).eval();
-  std::vector<std::vector<double>> out = kit_.per_caption(kit_.loader(1, false), epoch, 2, [&](const data::Batch& b) {
-    std::vector<std::vector<double>> losses_of_nets;
-    for (int k = 0; k < 2; ++k) {
-      const Tensor S = net(k)(b.regions, b.captions, b.lengths);
-      losses_of_nets.push_back(
-          to(to(cream_infonce_per_pair(S, cream_.tau), Device::cpu()), DType::Float64).to_vector<double>());
-    }
-    return losses_of_nets;
-  });
-  for (int k = 0; k < 2; ++k) net(k).train();
+  // `eval_train` with mode "eval_loss": each net's per-pair InfoNCE loss (PairsKit::per_caption_losses).
+  std::vector<std::vector<double>> out =
+      kit_.per_caption_losses(nets_, epoch, [&](const Tensor& S) { return cream_infonce_per_pair(S, cream_.tau); });
   return {std::move(out[0]), std::move(out[1])};
 }
 

@@ -149,6 +149,21 @@ std::vector<std::vector<double>> PairsKit::per_caption(
   return out;
 }
 
+std::vector<std::vector<double>> PairsKit::per_caption_losses(std::vector<SgrafNet>& nets, int64_t epoch,
+                                                              const std::function<Tensor(const Tensor&)>& loss) const {
+  for (SgrafNet& n : nets) n.model().eval();
+  std::vector<std::vector<double>> out = per_caption(loader(1, false), epoch, nets.size(), [&](const data::Batch& b) {
+    std::vector<std::vector<double>> losses_of_nets;
+    for (SgrafNet& n : nets) {
+      const Tensor S = n.model()(b.regions, b.captions, b.lengths);
+      losses_of_nets.push_back(to(to(loss(S), Device::cpu()), DType::Float64).to_vector<double>());
+    }
+    return losses_of_nets;
+  });
+  for (SgrafNet& n : nets) n.model().train();
+  return out;
+}
+
 Tensor PairsKit::split_scores(const data::PrecompDataset& split, models::SgrafModel& m) const {
   const eval::BlockSize block{common_.eval_batch, common_.eval_batch};
   if (comm_.world_size() == 1) return eval::score_precomp_split({&m}, split, block);

@@ -99,6 +99,12 @@ class PairsKit {
   std::vector<std::vector<double>> per_caption(
       const data::Batcher& loader, int64_t epoch, size_t count,
       const std::function<std::vector<std::vector<double>>(const data::Batch&)>& of_batch) const;
+  // Each net's per-caption loss over the training set, as the co-training methods compute it before their split
+  // (NCR and BiCro `co_train.py: eval_train`, CREAM `train.py: eval_train`): the nets in eval mode, no graph, one
+  // shuffled pass of loader 1 over `epoch` (the last partial batch kept), `loss` mapping a batch's score matrix
+  // under a net to one value per caption; the nets back in training mode after.
+  std::vector<std::vector<double>> per_caption_losses(std::vector<SgrafNet>& nets, int64_t epoch,
+                                                      const std::function<Tensor(const Tensor&)>& loss) const;
 
   // The [images, captions] score matrix of a split under `m` in eval mode (left in eval mode). Under mpirun each
   // rank scores its whole blocks of image rows (parallel::block_rows) and the rows are gathered as they are: one

@@ -121,19 +121,10 @@ NcrMethod::NcrMethod(const CommonOptions& common, const NcrOptions& options, Pai
 }
 
 std::pair<std::vector<double>, std::vector<double>> NcrMethod::per_sample_losses(int64_t epoch) {
-  // `eval_train`: both nets in eval mode, no graph, one shuffled pass (the last partial batch kept).
-  for (int k = 0; k < 2; ++k) net(k).eval();
-  std::vector<std::vector<double>> out = kit_.per_caption(kit_.loader(1, false), epoch, 2, [&](const data::Batch& b) {
-    std::vector<std::vector<double>> losses_of_nets;
-    for (int k = 0; k < 2; ++k) {
-      const Tensor S = net(k)(b.regions, b.captions, b.lengths);
-      losses_of_nets.push_back(
-          to(to(losses::per_sample_split_loss(S, ncr_.margin, losses::SplitLoss::Mean), Device::cpu()), DType::Float64)
-              .to_vector<double>());
-    }
-    return losses_of_nets;
+  // `eval_train`: each net's per-pair loss, the mean hinge of the split (PairsKit::per_caption_losses).
+  std::vector<std::vector<double>> out = kit_.per_caption_losses(nets_, epoch, [&](const Tensor& S) {
+    return losses::per_sample_split_loss(S, ncr_.margin, losses::SplitLoss::Mean);
   });
-  for (int k = 0; k < 2; ++k) net(k).train();
   return {std::move(out[0]), std::move(out[1])};
 }
 
