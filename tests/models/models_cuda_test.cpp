@@ -1,4 +1,4 @@
-// Every model on the GPU against the same model on the CPU (issue 14 part B): SGR, SAF, RCSL's VSE, UOT-RCL's
+// Every model on the GPU against the same model on the CPU: SGR, SAF, RCSL's VSE, UOT-RCL's
 // MLP + prototypes and L2RM's cost net, each built twice from the same seed (identical weights), one copy moved
 // to cuda:0. In training mode (dropout masks from the same Philox stream on both devices, BatchNorm on batch
 // statistics) the forward outputs, the gradient of every parameter after one backward pass and the BatchNorm

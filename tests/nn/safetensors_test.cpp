@@ -163,7 +163,7 @@ TEST_F(Safetensors, TruncatedFilesAreDetected) {
   EXPECT_THROWS_WITH(load_safetensors(path("nope.safetensors")), "nope.safetensors", "cannot open");
 }
 
-// issue 16: a PyTorch checkpoint given where a safetensors file belongs is named for what it is, with the
+// a PyTorch checkpoint given where a safetensors file belongs is named for what it is, with the
 // command that converts it, rather than "the header length ... runs past the end of the file".
 TEST_F(Safetensors, PytorchCheckpointsAreNamedWithTheConvertCommand) {
   const std::string convert = "convert it first with: /usr/bin/python3 tools/convert_pth.py ";

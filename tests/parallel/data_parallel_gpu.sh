@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data-parallel training on the GPU machine (issue 25 point 5; tools/gpu_check.sh's dist stage runs it there,
+# Data-parallel training on the GPU machine (tools/gpu_check.sh's dist stage runs it there,
 # with mpirun from tools/mpi_bundle.sh): the GPU twin of tests/parallel/data_parallel_training.sh, which CI runs on
 # the CPU. Not registered with ctest (CI has no GPU).
 #

@@ -1,5 +1,5 @@
-"""The public API: the names and keyword names of issue 17, keyword-only where it says so, a docstring on
-every function."""
+"""The public API: the names and keyword names of the README's "From Python", keyword-only where it says so,
+a docstring on every function."""
 import inspect
 
 import rematch

@@ -1,4 +1,4 @@
-"""NCR's two-net checkpoints in and out of the official format (issue 24 point 1, docs/methods/ncr.md §6):
+"""NCR's two-net checkpoints in and out of the official format (docs/methods/ncr.md §6):
 
 * tools/export_pth.py writes a `rematch train --method ncr` checkpoint as NCR's `co_train.py: main` saves one,
   {'epoch', 'model_A', 'model_B', 'best_rsum', 'opt'}, which loads the way NCR's `evaluation.py: evalrank` loads it

@@ -1,4 +1,4 @@
-"""Checkpoints in and out of the official SGRAF/NCR format (issue 16), with Debian's PyTorch:
+"""Checkpoints in and out of the official SGRAF/NCR format, with Debian's PyTorch:
 
 * tools/export_pth.py turns `rematch init-checkpoint` output into a .pth.tar that loads the way the official
   evaluation loads it: torch.load, the three encoders built from checkpoint['opt'] alone (36 regions

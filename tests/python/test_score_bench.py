@@ -1,4 +1,4 @@
-"""bench/run_score.sh and its baseline bench/baselines/sgraf_score.py (issue 14, B.3), at a tiny size on the CPU:
+"""bench/run_score.sh and its baseline bench/baselines/sgraf_score.py, at a tiny size on the CPU:
 
 * the baseline (the official encode_data + shard_attn_scores on the .pth that tools/export_pth.py makes from a
   rematch checkpoint) gives `rematch score`'s matrix to the runner's float32 tolerance, for SGR and SAF, and a

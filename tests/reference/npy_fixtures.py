@@ -36,7 +36,7 @@ def main():
     # Formats 2.0 (4-byte header length) and 3.0 (utf8 header), forced for small arrays.
     save_version("v2_f4.npy", np.array([[0.25, -0.5], [8.0, 1024.0]], dtype="<f4"), (2, 0))
     save_version("v3_i8.npy", np.arange(5, dtype="<i8") - 2, (3, 0))
-    # Files as they are found (issue 16): float16 (normal, subnormal, signed zero, infinities, largest and
+    # Files as they are found: float16 (normal, subnormal, signed zero, infinities, largest and
     # smallest values) is widened to float32; Fortran order (np.save(p, sims.T)) loads as a strided view.
     save("v1_f2.npy", np.array([[1.5, -2.0, 65504.0, 6.1035156e-05], [5.9604645e-08, -0.0, np.inf, -np.inf]],
                                dtype="<f2"))

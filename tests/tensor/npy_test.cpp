@@ -122,7 +122,7 @@ TEST(NpyFixtureTest, LoadsNumpyVersion1EveryDtype) {
   EXPECT_EQ(u1.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 128, 255}));
 }
 
-// issue 16: files as they are found. np.save(p, sims.T) writes Fortran order; it loads as a column-major view
+// files as they are found. np.save(p, sims.T) writes Fortran order; it loads as a column-major view
 // holding the same logical values (numpy's own reading), whether read or memory-mapped.
 TEST(NpyFixtureTest, LoadsFortranOrderAsAColumnMajorView) {
   for (int64_t mmap_min : {int64_t{-1}, int64_t{0}}) {

@@ -1,4 +1,4 @@
-// The ablation switches of the papers' tables (issue 15 point 7; marked in the methods' flag tables:
+// The ablation switches of the papers' tables (marked in the methods' flag tables:
 // pairs/l2rm_options.h, rcsl/rcsl_options.h, uotrcl/uotrcl_options.h): each flag belongs to one method (elsewhere an error naming the flag and the method), contradictory or empty combinations are
 // refused, config.json keeps them, and on a small synthetic world each changes exactly its piece of a training
 // step — the plan's mass, the cost matrix, the loss terms present — while the rest of the step is identical to

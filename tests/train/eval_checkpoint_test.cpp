@@ -112,7 +112,7 @@ TEST_F(SgrafCliTest, EvalCheckpointOnCudaEqualsEvalOfTheCudaScores) {
   EXPECT_EQ(from_ckpt.out, from_sims.out);
 }
 
-// issue 16: --checkpoint takes one model, SGR+SAF (SGRAF) or NCR's two SGR models, and refuses the rest
+// --checkpoint takes one model, SGR+SAF (SGRAF) or NCR's two SGR models, and refuses the rest
 // (before reading any data) with the rule, naming the flag.
 TEST_F(SgrafCliTest, CheckpointTakesWhatItsHelpSaysAndNothingElse) {
   const std::string sgr = init("SGR", "sgr.safetensors"), sgr_b = init("SGR", "sgr_b.safetensors", "5");
@@ -139,7 +139,7 @@ TEST_F(SgrafCliTest, CheckpointTakesWhatItsHelpSaysAndNothingElse) {
   EXPECT_NE(help.out.find("Twice: an SGR and a SAF model give SGRAF, or NCR's two"), std::string::npos) << help.out;
 }
 
-// issue 16: an unconverted PyTorch checkpoint is named as one, with the convert command.
+// an unconverted PyTorch checkpoint is named as one, with the convert command.
 TEST_F(SgrafCliTest, PytorchCheckpointGetsTheConvertCommand) {
   std::ofstream(path("model_best.pth.tar"), std::ios::binary) << std::string("PK\x03\x04\x14\x00\x00\x00", 8)
                                                             << "archive/data.pkl";
@@ -153,7 +153,7 @@ TEST_F(SgrafCliTest, PytorchCheckpointGetsTheConvertCommand) {
       << r.err;
 }
 
-// issue 16: features as they are found (float64 here) score exactly as float32 ones, said once on stderr;
+// features as they are found (float64 here) score exactly as float32 ones, said once on stderr;
 // a trailing slash in --data_name changes nothing; the vocabulary used is printed, ./vocab as the last place.
 TEST_F(SgrafCliTest, FeaturesAndPathsAsTheyAreFound) {
   const std::string sgr = init("SGR", "sgr.safetensors");
@@ -176,7 +176,7 @@ TEST_F(SgrafCliTest, FeaturesAndPathsAsTheyAreFound) {
   EXPECT_EQ(load_npy(path("S64.npy")).to_vector<float>(), load_npy(path("S32.npy")).to_vector<float>());
 }
 
-// issue 16: eval --sims takes float16 and column-major (np.save(p, S.T)) matrices, saying so on stderr.
+// eval --sims takes float16 and column-major (np.save(p, S.T)) matrices, saying so on stderr.
 TEST_F(SgrafCliTest, EvalSimsTakesFortranOrderAndFloat16) {
   const std::string sgr = init("SGR", "sgr.safetensors");
   ASSERT_EQ(run_cli(std::vector<std::string>{"score", "--checkpoint", sgr, "--out", path("S.npy")} + data_flags()).code,

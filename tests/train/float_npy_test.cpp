@@ -1,4 +1,4 @@
-// Float .npy files as they are found (issue 16): float64 and float16 come back as float32 (float64 kept when
+// Float .npy files as they are found: float64 and float16 come back as float32 (float64 kept when
 // asked), Fortran order row-major, each conversion said on one line naming the file; float32 C-order files
 // say nothing.
 #include "train/data/float_npy.h"

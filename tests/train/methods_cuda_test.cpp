@@ -1,4 +1,4 @@
-// Every training method on the GPU against the same method on the CPU (issue 14 part B, points 4 and 5): from
+// Every training method on the GPU against the same method on the CPU: from
 // the same seed and data, the first epochs' step losses (and each named term of them) and the per-epoch
 // statistics (L2RM's clean/noisy split, RCSL's bank, UOT-RCL's corrected labels) agree within float32
 // tolerances; L2RM's rematch plan through the fused CUDA kernel equals the CPU solver's on the same scores; and

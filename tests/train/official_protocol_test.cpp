@@ -1,4 +1,4 @@
-// The official protocols of the presets (issue 15 points 1, 2 and 10): COCO's final test on testall reported as
+// The official protocols of the presets: COCO's final test on testall reported as
 // the mean of five 1K folds and the full 5K, each method's model selection on its official code's dev subset,
 // and `rematch train --dry_run`, which resolves all of it, checks the data files and trains nothing.
 #include <gtest/gtest.h>

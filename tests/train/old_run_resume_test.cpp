@@ -1,4 +1,4 @@
-// A run folder written by an earlier rematch resumes (issue 23, "config.json keeps its flat keys"): the folders
+// A run folder written by an earlier rematch resumes ("config.json keeps its flat keys"): the folders
 // of tests/fixtures/old_run/runs/ were written by the `rematch` of commit 95b1a69 (before the per-method option
 // tables), each stopped by SIGINT in the middle of an epoch:
 //   l2rm    --data_path data --data_name tiny_precomp --noise_ratio 0.5 --batch_size 4 --embed_size 8

@@ -140,7 +140,7 @@ TEST_F(PrecompTest, FeaturesMustBeFloatRegions) {
   EXPECT_THROWS_WITH(load("train"), "int64[4, 1, 2]", "expected float [rows, regions, dim]");
 }
 
-// issue 16: float64 features (NumPy's default dtype, which the official loader takes) become float32, said
+// float64 features (NumPy's default dtype, which the official loader takes) become float32, said
 // once on the notes stream.
 TEST_F(PrecompTest, Float64FeaturesAreConvertedAndSaid) {
   save_npy(path("train_ims.npy"), full({4, 1, 2}, 0.1, DType::Float64));

@@ -188,7 +188,7 @@ TEST_F(RcslMethodTest, RcslNcWarmsUpThenSplitsAndResumesExactly) {
   c.warmup_epoch = 1;
   RcslMethod m = train::rcsl_test::make(c, log_);
   EXPECT_EQ(m.correspondence().num_noisy() > 0, true);
-  // NCR's protocol by default (issue 15 point 5): caption-level shuffling, not RCL/DECL's image level.
+  // NCR's protocol by default: caption-level shuffling, not RCL/DECL's image level.
   EXPECT_EQ(c.noise_mode, train::NoiseMode::Caption);
   EXPECT_NE(m.correspondence().source.find("caption-level"), std::string::npos) << m.correspondence().source;
   const train::EpochInfo warm = m.begin_epoch(0);
@@ -222,7 +222,7 @@ TEST_F(RcslMethodTest, WordVectorsInitialiseTheEmbedding) {
   const Tensor emb = m.model().txt_enc().word_embeddings();
   EXPECT_TRUE(test::values_equal(select(emb, 0, 4), {1, 2, 3, 4, 5, 6, 7, 8}));
   EXPECT_TRUE(test::values_equal(select(emb, 0, 5), {-1, -2, -3, -4, -5, -6, -7, -8}));
-  // The words the file lacks keep nn.Embedding's N(0, 1), as the official code with GloVe (issue 15 point 4).
+  // The words the file lacks keep nn.Embedding's N(0, 1), as the official code with GloVe.
   double spread = 0;
   for (int64_t id = 6; id < vocab.size(); ++id) spread = std::max(spread, amax(abs(select(emb, 0, id))).item<double>());
   EXPECT_GT(spread, 1.0);

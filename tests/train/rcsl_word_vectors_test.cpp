@@ -52,7 +52,7 @@ TEST_F(RcslWordVectors, ExactHitsThenTheOfficialRetry) {
 }
 
 // With a file, the official code keeps nn.Embedding's N(0, 1) in every row GloVe lacks — the four special
-// words included — and writes the file's vectors into the others (issue 15 point 4).
+// words included — and writes the file's vectors into the others.
 TEST_F(RcslWordVectors, RowsTheFileLacksAreStandardNormal) {
   data::Vocabulary vocab;
   const int64_t dog = vocab.add_word("dog");

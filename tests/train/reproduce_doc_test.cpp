@@ -1,7 +1,7 @@
-// The documents that promise a command or a value cannot rot (issue 15 points 3 and 8): every `rematch train`
+// The documents that promise a command or a value cannot rot: every `rematch train`
 // line of docs/reproduce.md runs with --dry_run against a data folder holding every file it names, and
-// docs/presets.md is the text the flag tables give (issue 23 point 1) and names every value a preset sets. The
-// sources' comments cite what lasts (docs/design.md §7.2, issue 33 point 4): no issue number or review word
+// docs/presets.md is the text the flag tables give and names every value a preset sets. The
+// sources' comments cite what lasts (docs/design.md §7.2): no issue number or review word
 // outside the tests, and every docs section they cite exists.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The run folder under attack (issue 22): `rematch train` processes interrupted (SIGINT mid-epoch and right
+// The run folder under attack: `rematch train` processes interrupted (SIGINT mid-epoch and right
 // after a validation), killed (SIGKILL at seeded random moments, inside a checkpoint write, as config.json
 // appears) and resumed, for every method at 1, 2 and 4 threads, must end with the metrics and checkpoints of
 // the same run never interrupted, byte for byte; a second writer is refused; every damaged folder gets the

@@ -53,7 +53,7 @@ TEST(TrainConfig, L2rmPresetsFollowTheScripts) {
   EXPECT_EQ(cc.options<L2rmOptions>().mask_positives, MaskPositives::Off);  // the code forces noise_ratio = 0 on CC152K
 }
 
-// One rule for L2RM's positives mask (issue 15 point 6): auto is on iff noise is injected — a --noise_ratio > 0
+// One rule for L2RM's positives mask: auto is on iff noise is injected — a --noise_ratio > 0
 // or a --noise_file (which injects its index whatever the ratio) — and config.json records on or off.
 TEST(TrainConfig, L2rmPositivesMaskIsOnIffNoiseIsInjected) {
   using M = MaskPositives;
@@ -77,7 +77,7 @@ TEST(TrainConfig, L2rmPositivesMaskIsOnIffNoiseIsInjected) {
   EXPECT_NE(to_json(rcl).find("\"mask_positives\": \"auto\""), std::string::npos);
 }
 
-// The noise protocol of each method when --noise_mode is not given (issue 15 point 5): RCSL-NC follows NCR's
+// The noise protocol of each method when --noise_mode is not given: RCSL-NC follows NCR's
 // caption-level shuffling, the pairs methods RCL/DECL's image level (the published index files), uotrcl
 // symmetric labels; a given --noise_mode wins.
 TEST(TrainConfig, NoiseModeDefaultsPerMethod) {
@@ -197,7 +197,7 @@ TEST(TrainConfig, ResumedConfigIsCheckedAndNamesTheFile) {
   EXPECT_THROWS_WITH(resumed_train_config("[]", "runs/x/config.json"), "runs/x/config.json", "JSON object");
 }
 
-// The flag tables (issue 23 point 1): a name several methods declare (--margin, --tau, ...) is one flag, of one
+// The flag tables: a name several methods declare (--margin, --tau, ...) is one flag, of one
 // kind, default and set of choices; every method's option has a source for its default or a default of its
 // method; config.json has exactly the flat keys an earlier rematch wrote (tests/fixtures/old_run).
 TEST(TrainConfig, SharedFlagsAgreeAcrossTheirTables) {

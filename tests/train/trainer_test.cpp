@@ -160,7 +160,7 @@ TEST_F(TrainerTest, WritesMetricsCheckpointsAndResults) {
   EXPECT_DOUBLE_EQ(o.test.metrics.at("mse"), -best);
 }
 
-// The trainer knows no statistic by name (issue 23 point 3): it shows what the method declares, where it says.
+// The trainer knows no statistic by name: it shows what the method declares, where it says.
 class ToyWithStats : public ToyMethod {
  public:
   std::vector<EpochStat> epoch_stats() const override { return {{"epoch_stat", 1, true, true, true}}; }

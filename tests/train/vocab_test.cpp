@@ -88,7 +88,7 @@ TEST_F(VocabTest, PathFollowsTheRepositories) {
   EXPECT_EQ(vocabulary_path("data/vocab", "f30k_precomp"), "data/vocab/f30k_precomp_vocab.json");
 }
 
-// issue 16: `--data_name f30k_precomp/` (as a shell completes it) must not look for f30k_precomp/_vocab.json.
+// `--data_name f30k_precomp/` (as a shell completes it) must not look for f30k_precomp/_vocab.json.
 TEST_F(VocabTest, TrailingSlashesAreDropped) {
   EXPECT_EQ(vocabulary_path("data/vocab/", "f30k_precomp//"), "data/vocab/f30k_precomp_vocab.json");
   EXPECT_EQ(without_trailing_slashes("f30k_precomp/"), "f30k_precomp");
@@ -96,7 +96,7 @@ TEST_F(VocabTest, TrailingSlashesAreDropped) {
   EXPECT_EQ(without_trailing_slashes(""), "");
 }
 
-// issue 16: --vocab_path when given (and only there), else <data_path>/vocab, else ./vocab as the official
+// --vocab_path when given (and only there), else <data_path>/vocab, else ./vocab as the official
 // scripts read it; the error names every place tried and the flag.
 TEST_F(VocabTest, LookupOrderIsFlagThenDataPathThenWorkingDirectory) {
   const fs::path previous = fs::current_path();
