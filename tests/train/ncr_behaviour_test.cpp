@@ -1,14 +1,15 @@
 // NCR's behaviour on the synthetic benchmark (docs/methods/ncr.md §7), with 60 % of the training images mismatched
 // (image level): NCR (warm-up, then co-divide, co-rectify and soft margins) ends far above the VSE++ triplet baseline
-// trained for the same epochs with the same model, data, learning rate and seed. The model and world are the demo's
-// CPU ones (train/cli/demo_command.cpp: SAF, embed 64, batch 32, lr 5e-3, 500 training images), the run 4 epochs
-// (NCR: 3 warm-up + 1 co-training epoch, the one that competes for the tested state as in co_train.py; triplet 4)
-// to keep the test near a minute on two cores.
-// Measured test rSum, ncr vs triplet (by hand with `rematch train`, the same flags): seed 0 336.2 vs 27.2, seed 1
-// 220.0 vs 41.4, seed 2 281.0 vs 36.8, seed 3 189.4 vs 37.0 (default OpenBLAS kernels); seed 0 under
-// OPENBLAS_CORETYPE=Haswell 343.0 vs 29.8, Prescott 247.0 vs 27.4, SkylakeX 255.4 vs 33.6. The smallest gap is
-// 152 (seed 3); the test asserts 100. (With 2 warm-up epochs the co-training epoch, at the demo's high learning
-// rate, fell to 105.8 on seed 2: too close to triplet's 36.8 for a margin.)
+// trained for the same epochs with the same model, data, learning rate and seed. The model and world are the demo's CPU
+// ones (train/cli/demo_command.cpp: SAF, embed 64, batch 32, lr 5e-3, 500 training images), the run 5 epochs (NCR: 3
+// warm-up + 2 co-training epochs, the ones that compete for the tested state as in co_train.py; triplet 5). Measured
+// test rSum, ncr vs triplet (by hand with `rematch train`, the same flags): seed 0 under OPENBLAS_CORETYPE=Haswell
+// 411.2 vs 41.4, Prescott 420.0 vs 27.4, SkylakeX 460.4 vs 26.2, unset (Cooperlake here) 469.0 vs 27.2; seeds 1-3 under
+// Haswell 490.8 vs 53.6, 497.4 vs 40.0, 484.8 vs 31.0, unset 484.6 vs 44.8, 504.2 vs 44.8, 363.4 vs 37.8. The smallest
+// gap is 326 (seed 3, unset); the test asserts 250. With a single co-training epoch the gap hung on that epoch alone:
+// at the demo's high learning rate it fell from the warm-up's validation rSum 397.8 to 123.6 under Haswell kernels
+// (test 137.8 vs 34.2, a gap of 104), while the other kernel families gave 218 to 309; the second epoch recovers in
+// every case measured.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -43,8 +44,8 @@ TEST_F(NcrBehaviourTest, NcrBeatsTripletUnderSixtyPercentMismatches) {
   for (const std::string method : {"ncr", "triplet"}) {
     std::vector<std::string> args = {"train", "--method", method, "--run_dir", path(method)};
     args.insert(args.end(), common.begin(), common.end());
-    for (const std::string& a : method == "ncr" ? std::vector<std::string>{"--warmup_epoch", "3", "--num_epochs", "1"}
-                                                : std::vector<std::string>{"--num_epochs", "4"})
+    for (const std::string& a : method == "ncr" ? std::vector<std::string>{"--warmup_epoch", "3", "--num_epochs", "2"}
+                                                : std::vector<std::string>{"--num_epochs", "5"})
       args.push_back(a);
     const test::CliResult r = test::run_cli(args);
     ASSERT_EQ(r.code, kExitOk) << method << ": " << r.err;
@@ -52,7 +53,7 @@ TEST_F(NcrBehaviourTest, NcrBeatsTripletUnderSixtyPercentMismatches) {
   }
   std::cout << "[ ncr behaviour ] test rSum: ncr " << rsum["ncr"] << ", triplet " << rsum["triplet"] << "\n";
   // rSum is at most 600; chance on 100 test images is about 6.
-  EXPECT_GT(rsum["ncr"], rsum["triplet"] + 100);
+  EXPECT_GT(rsum["ncr"], rsum["triplet"] + 250);
 }
 
 }  // namespace
