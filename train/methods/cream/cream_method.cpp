@@ -375,7 +375,7 @@ const MethodSpec& cream_method_spec() {
     s.tables = {&cream_pairs_flags(), &cream_flags()};
     s.defaults = cream_defaults();
     s.check = check_cream;
-    s.data_parallel = false;
+    s.data_parallel = true;  // docs/distributed.md §4.1, item 10
     s.demo.warmup_epochs = 3;
     s.demo.split_stat = "clean_precision";
     s.make = make_pairs_method<CreamMethod, CreamOptions>(false);
