@@ -8,7 +8,9 @@
 # epochs: at most 2.9e-12. In float32 the same runs differ by up to 1e-3 (ncr/SAF), 2e-5 (decl), 4.8e-4 (crcl, two
 # rounds) and flip recalls on the tiny validation split, which is why data_parallel_training.sh needs looser
 # tolerances and compares CRCL's scores instead of its rankings. With NCR's gradient all-reduce removed it fails
-# (0.59). About 15 s on 2 cores.
+# (0.59); with the gradient all-reduce removed cream's second warm-up step is 1.2e-3 apart, and with the split's
+# per-pair losses not summed over the ranks (PairsKit::per_caption) its ranks split differently and the run stops at a
+# collective whose shapes disagree. About 20 s on 2 cores.
 # Usage: methods_float64.sh REMATCH PROGRAM MPIRUN WORKDIR
 set -eu
 R=$1 P=$2 MPIRUN=$3 W=$4
