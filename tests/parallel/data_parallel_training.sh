@@ -10,7 +10,8 @@
 #     and rSum) within TOL of one process's, relative to max(1, |value|); crcl's validation and test by the last
 #     state's scores instead of its recalls (see there).
 #  2. SIGTERM to rank 1 alone mid-run: every rank stops at the same step, rank 0 saves checkpoint_latest; the run
-#     resumed on 1 process ends as the uninterrupted one-process run.
+#     resumed on 1 process ends as the uninterrupted one-process run. (Also cream: 3 ranks stopped by SIGTERM to rank 2
+#     in a co-training epoch, resumed on 2 ranks, ends as the one-process run within 1e-3.)
 #  3. SIGKILL of rank 1: mpirun ends the other rank within 10 s, naming the rank; the run resumed on 2 ranks from
 #     its last checkpoint ends as the one-process run.
 # (The refusal of a method whose spec does not opt in, MethodSpec::data_parallel, is checked with mscn in
@@ -240,6 +241,18 @@ compare one_cream/metrics.jsonl ranks_cream/metrics.jsonl "cream SAF, 3 ranks ag
 grep -E '"kind":"(val|test)"' one_cream/metrics.jsonl >one_cream.eval
 grep -E '"kind":"(val|test)"' ranks_cream/metrics.jsonl | cmp -s one_cream.eval - ||
   { echo "cream: the validation or test records differ from one process's"; exit 1; }
+# The same run on 3 ranks stopped by SIGTERM to rank 2 in its first co-training epoch (a checkpoint between or after an
+# iteration's clean and hard updates, the split and any pending labels in it), resumed on 2 ranks: it ends as the
+# one-process run (by hand: 8.1e-5, as the uninterrupted 3-rank run; resumed on 1 process the same).
+"$MPIRUN" --allow-run-as-root --oversubscribe -n 3 "$R" $a --run_dir cream_stopped >/dev/null 2>cream_stopped.err &
+mp=$!
+pid=$(rank_pid $mp 2)
+wait_for '"epoch":1,"step":1,"kind":"train"' cream_stopped/metrics.jsonl
+kill -TERM "$pid"
+if wait $mp; then echo "cream: a SIGTERM to rank 2 did not stop the run"; exit 1; fi
+grep -q "saved cream_stopped/checkpoint_latest.safetensors at epoch" cream_stopped.err || { cat cream_stopped.err; exit 1; }
+mpi 2 "$R" train --resume cream_stopped >/dev/null 2>resume.err || { cat resume.err; exit 1; }
+compare one_cream/metrics.jsonl cream_stopped/metrics.jsonl "cream SAF, 3 ranks stopped in a co-training epoch, resumed on 2 ranks" 1e-3
 
 # 2. SIGTERM to rank 1 alone, then the run resumed on one process.
 a="train --method triplet --module_name SAF --num_epochs 6 $common"
