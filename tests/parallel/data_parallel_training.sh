@@ -3,13 +3,15 @@
 # Usage: data_parallel_training.sh REMATCH MPIRUN WORKDIR
 #  1. triplet, infonce and rcl on SGR and SAF, 2 ranks (rcl/SAF on 3, whose last batch of 2 is computed whole on
 #     every rank), l2rm on SGR and SAF (2 ranks), uotrcl (3 ranks), mrl and sdml (3 ranks), dscmr (2 ranks),
-#     rcsl (2 ranks), decl on SAF (2 ranks), crcl on SAF (3 ranks) and ncr on SGR (2 ranks) against one process,
+#     rcsl (2 ranks), decl on SAF (2 ranks), crcl on SAF (3 ranks), ncr on SGR (2 ranks) and cream on SAF (3 ranks)
+#     against one process,
 #     same seed and data: every record of
 #     metrics.jsonl (each step's loss and terms, each epoch's statistics and validation, the final test's recalls
 #     and rSum) within TOL of one process's, relative to max(1, |value|); crcl's validation and test by the last
 #     state's scores instead of its recalls (see there).
 #  2. SIGTERM to rank 1 alone mid-run: every rank stops at the same step, rank 0 saves checkpoint_latest; the run
-#     resumed on 1 process ends as the uninterrupted one-process run.
+#     resumed on 1 process ends as the uninterrupted one-process run. (Also cream: 3 ranks stopped by SIGTERM to rank 2
+#     in a co-training epoch, resumed on 2 ranks, ends as the one-process run within 1e-3.)
 #  3. SIGKILL of rank 1: mpirun ends the other rank within 10 s, naming the rank; the run resumed on 2 ranks from
 #     its last checkpoint ends as the one-process run.
 # (The refusal of a method whose spec does not opt in, MethodSpec::data_parallel, is checked with mscn in
@@ -223,6 +225,35 @@ grep -E '"kind":"(val|test)"' one_ncr/metrics.jsonl >one_ncr.eval
 grep -E '"kind":"(val|test)"' ranks_ncr/metrics.jsonl | cmp -s one_ncr.eval - ||
   { echo "ncr: the validation or test records differ from one process's"; exit 1; }
 
+# CREAM (SAF): a warm-up epoch (A's batches, then B's), then two co-training epochs (the clean/hard/noisy split on
+# per-pair losses the ranks share by batches; clean and hard steps, in the second epoch noisy ones too), each
+# training-mode S by columns of the net that steps. Like NCR's, its records move under any change of reduction order
+# more than the batch-loss methods' (the refined labels come from softmax predictions at τ = 0.07, the filter cuts
+# weights at a threshold): one process against itself with OPENBLAS_CORETYPE=Prescott moves them by up to 9.8e-5
+# (SGR: 1.3e-5); 2 and 3 ranks against 1 process under Haswell, Prescott, SkylakeX and unset: at most 1.2e-4
+# (SGR by hand: 3.0e-5). Tolerance 1e-3; the validation and test records (recalls, rSum, per-net rSum) must be equal
+# (they were in every one of those runs).
+a="train --method cream --module_name SAF --warmup_epoch 1 --num_epochs 2 --hard_start_epoch 0 --noisy_start_epoch 1 --noise_ratio 0.2 --data_path d2 $model --batch_size 8"
+one_and_ranks cream 3 $a
+grep -q '"hard_B":' one_cream/metrics.jsonl && grep -q '"noisy_B":' one_cream/metrics.jsonl ||
+  { echo "cream: no hard or no noisy step was trained"; exit 1; }
+compare one_cream/metrics.jsonl ranks_cream/metrics.jsonl "cream SAF, 3 ranks against 1 process" 1e-3
+grep -E '"kind":"(val|test)"' one_cream/metrics.jsonl >one_cream.eval
+grep -E '"kind":"(val|test)"' ranks_cream/metrics.jsonl | cmp -s one_cream.eval - ||
+  { echo "cream: the validation or test records differ from one process's"; exit 1; }
+# The same run on 3 ranks stopped by SIGTERM to rank 2 in its first co-training epoch (a checkpoint between or after an
+# iteration's clean and hard updates, the split and any pending labels in it), resumed on 2 ranks: it ends as the
+# one-process run (by hand: 8.1e-5, as the uninterrupted 3-rank run; resumed on 1 process the same).
+"$MPIRUN" --allow-run-as-root --oversubscribe -n 3 "$R" $a --run_dir cream_stopped >/dev/null 2>cream_stopped.err &
+mp=$!
+pid=$(rank_pid $mp 2)
+wait_for '"epoch":1,"step":1,"kind":"train"' cream_stopped/metrics.jsonl
+kill -TERM "$pid"
+if wait $mp; then echo "cream: a SIGTERM to rank 2 did not stop the run"; exit 1; fi
+grep -q "saved cream_stopped/checkpoint_latest.safetensors at epoch" cream_stopped.err || { cat cream_stopped.err; exit 1; }
+mpi 2 "$R" train --resume cream_stopped >/dev/null 2>resume.err || { cat resume.err; exit 1; }
+compare one_cream/metrics.jsonl cream_stopped/metrics.jsonl "cream SAF, 3 ranks stopped in a co-training epoch, resumed on 2 ranks" 1e-3
+
 # 2. SIGTERM to rank 1 alone, then the run resumed on one process.
 a="train --method triplet --module_name SAF --num_epochs 6 $common"
 "$R" $a --run_dir whole >/dev/null 2>&1
@@ -249,4 +280,4 @@ if [ $((t1 - t0)) -gt 10 ]; then echo "rank 0 ran on $((t1 - t0)) s after rank 1
 grep -q "rank 1 with PID .* exited on signal 9" killed.err || { cat killed.err; exit 1; }
 mpi 2 "$R" train --resume killed >/dev/null 2>resume.err || { cat resume.err; exit 1; }
 compare whole/metrics.jsonl killed/metrics.jsonl "2 ranks, rank 1 killed after $((t1 - t0)) s, resumed on 2 ranks"
-echo "data-parallel training: 2 and 3 ranks train the one-process run (within $TOL, l2rm and decl 2e-4, uotrcl and crcl 1e-4 with crcl's last scores within 2e-3, ncr 1e-3); SIGTERM on one rank stops all, SIGKILL ends all; runs resume across world sizes"
+echo "data-parallel training: 2 and 3 ranks train the one-process run (within $TOL, l2rm and decl 2e-4, uotrcl and crcl 1e-4 with crcl's last scores within 2e-3, ncr and cream 1e-3); SIGTERM on one rank stops all, SIGKILL ends all; runs resume across world sizes"

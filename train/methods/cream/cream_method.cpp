@@ -8,6 +8,7 @@
 
 #include "autograd/autograd.h"
 #include "train/methods/cream/cream_losses.h"
+#include "train/methods/data_parallel.h"
 #include "train/methods/kit/cycling_batches.h"
 #include "train/methods/ncr/ncr_method.h"
 
@@ -178,6 +179,12 @@ EpochInfo CreamMethod::begin_epoch(int64_t epoch) {
     parts_ = cream_parts(clean[0], clean[1]);
   }
   build_plans(epoch);
+  // Under mpirun the trainer compares the ranks' clean flags (epoch_split) and step counts; a pair that one rank
+  // calls hard and another noisy would change neither yet deal other batches, so the ranks compare the three sets
+  // too (docs/distributed.md §4.2). Nothing in a world of one.
+  if (!warmup(epoch))
+    check_ranks_plan_one_epoch(kit_.comm(), epoch, static_cast<int64_t>(steps_.size()),
+                               viz::EpochSplit{epoch, "cream", viz::SplitKind::label, {parts_.begin(), parts_.end()}});
   epoch_info_ = epoch_info(epoch);
   if (!warmup(epoch) && steps_.empty())
     log_ << "cream: epoch " << epoch << ": the split left no clean pairs; no co-training step (`train_one_epoch`)\n";
@@ -375,7 +382,7 @@ const MethodSpec& cream_method_spec() {
     s.tables = {&cream_pairs_flags(), &cream_flags()};
     s.defaults = cream_defaults();
     s.check = check_cream;
-    s.data_parallel = false;
+    s.data_parallel = true;  // docs/distributed.md §4.1, item 10
     s.demo.warmup_epochs = 3;
     s.demo.split_stat = "clean_precision";
     s.make = make_pairs_method<CreamMethod, CreamOptions>(false);
