@@ -1,7 +1,6 @@
 #include "train/methods/rcsl/rcsl_method.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
 
@@ -21,8 +20,6 @@
 
 namespace rematch::train {
 namespace {
-
-using Json = nlohmann::json;
 
 // The per-epoch random draws each come from their own Philox stream (key = a seed derived from the run seed and
 // the stream), at an offset fixed by the epoch, so any epoch can be replayed alone and streams never overlap.
@@ -51,8 +48,6 @@ std::pair<Tensor, Tensor> caption_batch(const data::PrecompDataset& ds, const st
 Tensor full_lengths(int64_t batch, int64_t regions) {
   return full({batch}, static_cast<double>(regions), DType::Int64);
 }
-
-const char* stage_name(bool mining) { return mining ? "mining" : "learning"; }
 
 }  // namespace
 
@@ -202,7 +197,7 @@ EpochInfo RcslMethod::begin_epoch(int64_t epoch) {
   epoch_ = epoch;
   epoch_info_ = EpochInfo{};
   const bool warmup = noisy_ && epoch < warmup_epochs_;
-  epoch_info_.phase = warmup ? "warmup" : stage_name(mining(epoch));
+  epoch_info_.phase = warmup ? "warmup" : stage_name(stage_of(epoch));
   // train.py: at MineEpoch the optimizer is re-created (lr back to the base rate, moments reset).
   if (stage_of(epoch) != stage_) new_optimizer(stage_of(epoch));
 
@@ -365,69 +360,6 @@ EvalResult RcslMethod::test() {
   const data::PrecompDataset& t = *data_.test;
   const Tensor sims = rcsl::split_similarities(*model_, t, common_.eval_batch);
   return test_result(sims, t.captions_per_image(), common_);
-}
-
-void RcslMethod::save_state(TrainingState& s) const {
-  s.put_module("model.", *model_);
-  s.put_optimizer("optim.", *optimizer_);
-  s.put_schedule("schedule.", *schedule_);
-  s.put_entry("rcsl.stage", stage_name(stage_ == Stage::Mining));
-  s.put_generator("rng.model", model_gen_);
-  s.put_generator("rng.augment", augment_gen_);
-  s.put_int("rcsl.epoch", epoch_);
-  rcsl::save_memory_bank(s, "rcsl.bank.", bank_);
-  if (epoch_ < 0) return;
-  s.put_int_vector("rcsl.labels", std::vector<int64_t>(labels_.begin(), labels_.end()));
-  std::vector<int64_t> flat, sizes;
-  for (const auto& batch : plan_) {
-    flat.insert(flat.end(), batch.begin(), batch.end());
-    sizes.push_back(static_cast<int64_t>(batch.size()));
-  }
-  s.put_int_vector("rcsl.plan.captions", flat);
-  s.put_int_vector("rcsl.plan.sizes", sizes);
-  s.put_entry("rcsl.epoch_info",
-              Json{{"phase", epoch_info_.phase}, {"steps", epoch_info_.steps}, {"stats", epoch_info_.stats}}.dump());
-}
-
-void RcslMethod::load_state(const TrainingState& s) {
-  const std::string& stage = s.get_entry("rcsl.stage");
-  REMATCH_CHECK(stage == "learning" || stage == "mining", s.source(), ": entry 'rcsl.stage' is '", stage,
-                "', expected learning or mining");
-  new_optimizer(stage == "mining" ? Stage::Mining : Stage::Learning);
-  s.get_module("model.", *model_);
-  s.get_optimizer("optim.", *optimizer_);
-  s.get_schedule("schedule.", *schedule_);
-  s.get_generator("rng.model", model_gen_);
-  s.get_generator("rng.augment", augment_gen_);
-  epoch_ = s.get_int("rcsl.epoch");
-  const int64_t n_cap = data_.train->num_captions();
-  bank_ = rcsl::load_memory_bank(s, "rcsl.bank.", data_.train->num_images(), n_cap);
-  if (epoch_ < 0) return;
-  const std::vector<int64_t> labels = s.get_int_vector("rcsl.labels");
-  REMATCH_CHECK(static_cast<int64_t>(labels.size()) == n_cap, s.source(), ": 'rcsl.labels' has ", labels.size(),
-                " entries for ", n_cap, " training captions");
-  labels_.assign(labels.begin(), labels.end());
-  const std::vector<int64_t> flat = s.get_int_vector("rcsl.plan.captions");
-  const std::vector<int64_t> sizes = s.get_int_vector("rcsl.plan.sizes");
-  plan_.clear();
-  size_t at = 0;
-  for (int64_t size : sizes) {
-    REMATCH_CHECK(size >= 1 && at + static_cast<size_t>(size) <= flat.size(), s.source(),
-                  ": 'rcsl.plan.sizes' does not fit 'rcsl.plan.captions' (", flat.size(), " captions)");
-    plan_.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(at),
-                       flat.begin() + static_cast<std::ptrdiff_t>(at + static_cast<size_t>(size)));
-    at += static_cast<size_t>(size);
-  }
-  for (int64_t c : flat)
-    REMATCH_CHECK(c >= 0 && c < n_cap, s.source(), ": 'rcsl.plan.captions' names caption ", c, ", outside [0, ", n_cap,
-                  ")");
-  try {
-    const Json j = Json::parse(s.get_entry("rcsl.epoch_info"));
-    epoch_info_ =
-        EpochInfo{j.at("phase").get<std::string>(), j.at("steps").get<int64_t>(), j.at("stats").get<Scalars>()};
-  } catch (const Json::exception& e) {
-    REMATCH_FAIL(s.source(), ": entry 'rcsl.epoch_info' is malformed: ", e.what());
-  }
 }
 
 void RcslMethod::write_run_files(const std::string& dir) { data::save_noise(correspondence_, dir); }

@@ -99,6 +99,7 @@ class RcslMethod : public Method {
   // Whether the mining stage uses pseudo pairs at all (not with --no_rcm).
   bool mines_pairs() const { return rcm_t_ || rcm_v_; }
   Stage stage_of(int64_t epoch) const { return mining(epoch) ? Stage::Mining : Stage::Learning; }
+  static const char* stage_name(Stage stage);  // as checkpoints and epoch lines write it (rcsl_state.cpp)
   // A fresh AdamW at --learning_rate and the stage's MultiStepLR (see rcsl_method.cpp).
   void new_optimizer(Stage stage);
   std::vector<uint8_t> split_labels(int64_t epoch, const Tensor& image_embs, const Tensor& caption_embs);
