@@ -27,6 +27,7 @@
 // epoch, so a resumed run redraws them.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <ostream>
 #include <vector>
@@ -115,6 +116,13 @@ class MscnMethod : public Method {
   void build_split(int64_t epoch);
   void build_plans(int64_t epoch);
   EpochInfo epoch_info(int64_t epoch) const;
+  // Net x's step on `loss` (its gradients, and with `with_meta` its meta net's, summed over ranks when `shared`).
+  void step_net(int x, const Tensor& loss, bool shared, bool with_meta, int64_t epoch, int64_t step);
+  // A copy of meta net x whose parameters are its values without gradient (the meta step's scorer on ranks other
+  // than 0 under mpirun).
+  MetaSim* detached_meta(int x);
+  // The [images, captions] matrix of a split under (net k, meta k), its image rows dealt among the ranks.
+  Tensor split_scores_of(int k, const data::PrecompDataset& split);
 
   std::ostream& log_;
   MscnOptions mscn_;
@@ -124,6 +132,8 @@ class MscnMethod : public Method {
   std::vector<std::unique_ptr<MetaSim>> meta_;      // their meta nets
   std::vector<std::unique_ptr<nn::Adam>> meta_optim_;
   std::vector<std::unique_ptr<models::SgrafModel>> shadows_;  // the virtual-step copies (virtual_step.h)
+  std::array<std::unique_ptr<MetaSim>, 2> meta_copies_;         // detached_meta's, made on first use
+  Generator copy_gen_{0};
   std::unique_ptr<data::PrecompDataset> meta_split_;  // --meta_source split
   std::unique_ptr<MetaSet> meta_set_;
   std::vector<int64_t> train_captions_;
