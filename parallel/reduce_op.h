@@ -14,7 +14,7 @@
 //                       so gradients through it differentiate again to any order under that convention.
 // The identity is not right where the gradient for y becomes a share in a later derivative: d/dw of a rank's share of
 // ∂J/∂w, when that share depends on y non-linearly, holds a share of the second derivative's gradient for y
-// (tests/parallel/mpi_collectives.cpp shows both cases). MSCN's meta step has no such path: see docs/methods/mscn.md §6.
+// (tests/parallel/mpi_collectives.cpp shows both cases). MSCN's meta step has no such path: see docs/distributed.md §4.1, item 13.
 #pragma once
 
 #include "parallel/communicator.h"

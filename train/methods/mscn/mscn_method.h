@@ -16,6 +16,9 @@
 //                    virtual step: a second derivative); then X's step on its adaptive-margin loss (the meta net
 //                    frozen).
 //   Validation and test score the average of (A, meta A)'s and (B, meta B)'s matrices (`validate`, `evalrank`).
+//   Under mpirun every score matrix of a step is shared by columns, the virtual step's gradient summed over ranks in
+//   the graph, and the split's scores dealt by batches: one process's run on every rank (docs/distributed.md §4.1,
+//   item 13).
 //
 // Trainer epochs: the --warmup_epoch warm-up epochs (A's batches, then B's), then two per MSCN epoch, "train B" (A's
 // split, B's steps) and "train A" (B's split, taken after B's half, A's steps): B's split needs B after its training,

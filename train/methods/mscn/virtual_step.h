@@ -33,7 +33,7 @@ std::vector<Tensor> virtual_sgd_step(const Tensor& loss, const std::vector<Tenso
 
 // The tensors summed over the ranks of `comm` in the graph (one parallel::all_reduce_sum_recorded of them all laid end
 // to end, backward ReduceBackward::WholeLossOnEveryRank: every rank computes the whole meta loss from θ', which counts
-// once; docs/methods/mscn.md §6 says why the identity backward is exact for the meta step).
+// once; docs/distributed.md §4.1, item 13 says why the identity backward is exact for the meta step).
 std::vector<Tensor> sum_over_ranks_in_graph(parallel::Communicator& comm, const std::vector<Tensor>& shares);
 
 // The parameters of an SGR/SAF model the code's virtual step leaves as they are: the Bi-GRU's (txt_enc.cap_rnn.*).
