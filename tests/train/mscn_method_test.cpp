@@ -372,6 +372,26 @@ TEST_F(MscnMethodTest, SynthWritesAMetaSplitThatTheDefaultMetaSourceReads) {
     EXPECT_NE(std::string(e.what()).find("--meta_source split"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("meta_ims.npy"), std::string::npos) << e.what();
   }
+  // --dry_run checks the same files and refuses the same way; with the split it lists them.
+  const std::vector<std::string> dry = {"train", "--method", "mscn", "--data_name", "synth_precomp",
+                                        "--meta_source", "split", "--dry_run", "--data_path"};
+  std::vector<std::string> dry_with = dry, dry_without = dry;
+  dry_with.push_back(path("with"));
+  dry_without.push_back(path("without"));
+  const cli::test::CliResult refused = cli::test::run_cli(dry_without);
+  EXPECT_NE(refused.code, cli::kExitOk);
+  EXPECT_NE(refused.err.find("--meta_source split: no meta split in"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("meta_ims.npy and meta_caps.txt missing"), std::string::npos) << refused.err;
+  const cli::test::CliResult listed = cli::test::run_cli(dry_with);
+  EXPECT_EQ(listed.code, cli::kExitOk) << listed.err;
+  EXPECT_NE(listed.err.find("data: meta image features: " + path("with") + "/synth_precomp/meta_ims.npy"),
+            std::string::npos) << listed.err;
+  EXPECT_NE(listed.err.find("data: meta captions: "), std::string::npos) << listed.err;
+  // Only the captions missing: named alone.
+  std::filesystem::copy_file(path("with") + "/synth_precomp/meta_ims.npy", path("without") + "/synth_precomp/meta_ims.npy");
+  const cli::test::CliResult half = cli::test::run_cli(dry_without);
+  EXPECT_NE(half.code, cli::kExitOk);
+  EXPECT_NE(half.err.find("(meta_caps.txt missing"), std::string::npos) << half.err;
 }
 
 // `rematch eval --checkpoint` on an MSCN run's checkpoint_best scores as the run's own test does: nets A and B each

@@ -74,10 +74,7 @@ MscnMethod::MscnMethod(const CommonOptions& common, const MscnOptions& options, 
   const data::PrecompDataset* source = nullptr;
   switch (options.meta_source) {
     case MetaSource::Split: {
-      const std::string folder = common.data_path + "/" + common.data_name;
-      REMATCH_CHECK(std::filesystem::exists(folder + "/meta_ims.npy"), "--meta_source split: no meta split in ", folder,
-                    " (meta_ims.npy and meta_caps.txt, MSCN's clean meta pairs): write one (`rematch synth "
-                    "--meta_images N`, or the MSCN README's recipes), or use --meta_source dev or train");
+      check_meta_split(common.data_path, common.data_name);
       meta_split_ = std::make_unique<data::PrecompDataset>(common.data_path, common.data_name, "meta", kit_.data().vocab);
       source = meta_split_.get();
       break;
@@ -559,6 +556,7 @@ const MethodSpec& mscn_method_spec() {
     s.tables = {&mscn_pairs_flags(), &mscn_flags()};
     s.defaults = mscn_defaults();
     s.check = check_mscn;
+    s.data_files = mscn_data_files;
     s.data_parallel = true;  // docs/distributed.md §4.1, MSCN's item
     s.demo.warmup_epochs = 3;
     s.demo.split_stat = "clean_precision";
