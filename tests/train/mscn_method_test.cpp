@@ -456,6 +456,25 @@ TEST_F(MscnMethodTest, EvalCheckpointScoresWithTheMetaNetsAsTheRunsTest) {
   EXPECT_NE(hj.at("i2t_meanr").get<double>(), j.at("i2t_meanr").get<double>());
 }
 
+// A meta set whose passes end with a batch of one pair (the meta step's BatchNorm cannot take it) is refused before
+// training, naming the sizes and the flags to change; one pair more or less trains.
+TEST_F(MscnMethodTest, MetaSetEndingInABatchOfOnePairIsRefused) {
+  TrainConfig c = config();  // 12 dev captions: 24 meta pairs
+  c.batch_size = 23;
+  std::ostringstream log;
+  try {
+    make_method(c, log);
+    ADD_FAILURE() << "a last meta batch of one pair: expected an error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("meta set holds 24 pairs"), std::string::npos) << what;
+    EXPECT_NE(what.find("--batch_size 23"), std::string::npos) << what;
+    EXPECT_NE(what.find("--meta_size"), std::string::npos) << what;
+  }
+  c.batch_size = 22;
+  EXPECT_NO_THROW(make_method(c, log));
+}
+
 TEST_F(MscnMethodTest, BadFlagsAreRefusedByName) {
   const TrainConfig c = config();
   const std::vector<std::string> base = {"train", "--method", "mscn", "--data_path", c.data_path, "--data_name",

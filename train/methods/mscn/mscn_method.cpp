@@ -107,6 +107,14 @@ MscnMethod::MscnMethod(const CommonOptions& common, const MscnOptions& options, 
     std::iota(train_captions_.begin(), train_captions_.end(), int64_t{0});
   }
   meta_set_ = std::make_unique<MetaSet>(*source, clean, train, train_captions_);
+  // `train` cycles the meta loader (batch_size, shuffled, no drop_last): a pass ending with one pair would feed
+  // VisualSA's BatchNorm a single image in training mode, where PyTorch's stops the official code as ours would
+  // mid-epoch. Refused here, before any training.
+  REMATCH_CHECK(meta_set_->size() % common.batch_size != 1, "mscn: the meta set holds ", meta_set_->size(),
+                " pairs (", meta_set_->num_clean(), " clean and as many drawn), so each pass over it in batches of "
+                "--batch_size ", common.batch_size, " ends with a batch of one pair, which the meta step cannot take "
+                "(VisualSA's BatchNorm needs two images in training mode; the official code stops there too): change "
+                "--batch_size, or the meta set's size (--meta_size, or the meta split)");
   log_ << kit_.describe(nets_[0]) << "\n";
   log_ << "mscn: nets A and B (" << net(1).parameter_count() << " parameters each) with meta nets ("
        << meta(0).parameter_count() << " parameters each); meta set " << meta_set_->num_clean()
