@@ -10,7 +10,7 @@
 # tolerances and compares CRCL's scores instead of its rankings. With NCR's gradient all-reduce removed it fails
 # (0.59); with MSCN's in-graph sum of the virtual step's gradient dropped (each rank stepping θ' by its share) it
 # fails (2.4e-5, a meta loss; the virtual step's lr is 2e-4), and with the meta net's direct part kept on every rank
-# (no detached copy) it fails too (4.2e-8). About 20 s on 2 cores.
+# (no detached copy) it fails too (4.2e-8). About 40 s on 2 cores under load (mscn about 8 s of it).
 # Usage: methods_float64.sh REMATCH PROGRAM MPIRUN WORKDIR
 set -eu
 R=$1 P=$2 MPIRUN=$3 W=$4
