@@ -18,7 +18,7 @@
 # else equal), 2 epochs: max relative difference 1.2e-7 (triplet/SGR), 1.4e-6 (rcl/SAF); 2 ranks against 1 process
 # measured here: 9.9e-8 (triplet/SGR), 1.8e-7 (triplet/SAF), 6.9e-7 (infonce/SGR), 3.8e-7 (rcl/SAF, 3 ranks).
 # TOL = 2e-5. Under OPENBLAS_CORETYPE=Haswell, Prescott and SkylakeX (both sides) the largest was 1.4e-6 (rcl/SAF,
-# 3 ranks): margin 15x; l2rm's 3.1e-5 (SAF, Prescott) against its 2e-4: margin 6x. About 35 s on 2 cores.
+# 3 ranks): margin 15x; l2rm's 3.1e-5 (SAF, Prescott) against its 2e-4: margin 6x. About 55 s on 2 cores (mscn about 15 s of it).
 set -eu
 R=$1 MPIRUN=$2 W=$3
 TOL=${TOL:-2e-5}
