@@ -349,10 +349,7 @@ double MscnMethod::train_iteration(int x, const data::Batch& b, const MetaBatch*
     // scoring the shadow's vectors, the same on every rank) and a part through θ' (each rank's share, through the
     // sum's identity backward): ranks other than 0 score with a detached copy of the meta net, so the all-reduce
     // below counts the direct part once and sums the shares.
-    MetaSim* scorer = &M;
-    if (shared && comm.rank() != 0) {
-      scorer = detached_meta(x);
-    }
+    MetaSim* scorer = shared && comm.rank() != 0 ? detached_meta(x) : &M;
     const Tensor out = mscn_pair_scores(shadow, *scorer, meta_batch->regions, meta_batch->captions, meta_batch->lengths);
     const Tensor loss = binary_cross_entropy(out, meta_batch->labels);
     const std::vector<Tensor> params = M.parameters();
