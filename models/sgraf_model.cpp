@@ -50,6 +50,7 @@ Tensor SgrafModel::forward_columns(const Tensor& regions, const Tensor& ids, con
   mine.global = narrow(all.global, 0, share.begin, n);
   AttentionFiltration* saf = sim_enc_->saf();
   const auto columns = [&] {
+    if (share.score_vectors) return share.score_vectors(sim_enc_->vectors(images, mine));
     return share.logits ? sim_enc_->logits(images, mine) : sim_enc_->scores(images, mine);
   };
   if (saf == nullptr) return columns();

@@ -48,6 +48,10 @@ class SgrafModel : public nn::Module {
     std::function<Tensor(const Tensor&)> gather_values;
     // The columns of logits() instead: before the sigmoid, VisualSA run before TextSA (logits()'s dropout order).
     bool logits = false;
+    // When set, the columns are score_vectors(z) of this rank's similarity vectors z [B, end - begin, sim_dim]
+    // (SimilarityEncoder::vectors) -> [B, end - begin], in forward()'s dropout order: MSCN's meta net in place of
+    // sim_eval_w (train/methods/mscn/mscn_scores.h).
+    std::function<Tensor(const Tensor&)> score_vectors;
   };
   // Columns [begin, end) of forward(regions, ids, lengths) — every image of the batch against this rank's
   // captions, [B, end - begin] — computed with one process's semantics: this rank's images go through the image

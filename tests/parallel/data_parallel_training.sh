@@ -3,7 +3,8 @@
 # Usage: data_parallel_training.sh REMATCH MPIRUN WORKDIR
 #  1. triplet, infonce and rcl on SGR and SAF, 2 ranks (rcl/SAF on 3, whose last batch of 2 is computed whole on
 #     every rank), l2rm on SGR and SAF (2 ranks), uotrcl (3 ranks), mrl and sdml (3 ranks), dscmr (2 ranks),
-#     rcsl (2 ranks), decl on SAF (2 ranks), crcl on SAF (3 ranks), ncr on SGR (2 ranks) and cream on SAF (3 ranks)
+#     rcsl (2 ranks), decl on SAF (2 ranks), crcl on SAF (3 ranks), ncr on SGR (2 ranks), cream on SAF (3 ranks) and
+#     mscn on SAF (2 ranks)
 #     against one process,
 #     same seed and data: every record of
 #     metrics.jsonl (each step's loss and terms, each epoch's statistics and validation, the final test's recalls
@@ -14,14 +15,12 @@
 #     in a co-training epoch, resumed on 2 ranks, ends as the one-process run within 1e-3.)
 #  3. SIGKILL of rank 1: mpirun ends the other rank within 10 s, naming the rank; the run resumed on 2 ranks from
 #     its last checkpoint ends as the one-process run.
-# (The refusal of a method whose spec does not opt in, MethodSpec::data_parallel, is checked with mscn in
-# sharded_scoring.sh.)
 # TOL: the reduction order alone moves these numbers as much as the ranks do. One process against itself with
 # another OpenBLAS kernel family (OPENBLAS_CORETYPE=Prescott against the default Haswell/Zen kernels, everything
 # else equal), 2 epochs: max relative difference 1.2e-7 (triplet/SGR), 1.4e-6 (rcl/SAF); 2 ranks against 1 process
 # measured here: 9.9e-8 (triplet/SGR), 1.8e-7 (triplet/SAF), 6.9e-7 (infonce/SGR), 3.8e-7 (rcl/SAF, 3 ranks).
 # TOL = 2e-5. Under OPENBLAS_CORETYPE=Haswell, Prescott and SkylakeX (both sides) the largest was 1.4e-6 (rcl/SAF,
-# 3 ranks): margin 15x; l2rm's 3.1e-5 (SAF, Prescott) against its 2e-4: margin 6x. About 35 s on 2 cores.
+# 3 ranks): margin 15x; l2rm's 3.1e-5 (SAF, Prescott) against its 2e-4: margin 6x. About 55 s on 2 cores (mscn about 15 s of it).
 set -eu
 R=$1 MPIRUN=$2 W=$3
 TOL=${TOL:-2e-5}
@@ -253,6 +252,19 @@ if wait $mp; then echo "cream: a SIGTERM to rank 2 did not stop the run"; exit 1
 grep -q "saved cream_stopped/checkpoint_latest.safetensors at epoch" cream_stopped.err || { cat cream_stopped.err; exit 1; }
 mpi 2 "$R" train --resume cream_stopped >/dev/null 2>resume.err || { cat resume.err; exit 1; }
 compare one_cream/metrics.jsonl cream_stopped/metrics.jsonl "cream SAF, 3 ranks stopped in a co-training epoch, resumed on 2 ranks" 1e-3
+# MSCN on SAF: a warm-up epoch (nets and meta nets), then both halves of an MSCN epoch, each split by the peer's
+# meta-net scores (a Beta mixture) and with a virtual step and meta update at every second iteration (the virtual
+# step's gradient summed over ranks in the graph). One process against itself with OPENBLAS_CORETYPE=Prescott or
+# SkylakeX: up to 1.9e-7; 2 ranks against 1 process under Haswell, Prescott, SkylakeX and unset (each side and
+# against a Haswell process): at most 3.8e-7 (3 ranks 3.2e-7), the recalls equal. Tolerance TOL (margin 50x). (SGR
+# by hand: 5.7e-6 under SkylakeX on both sides, and a test recall of net B flips against a Haswell process: its
+# adaptive margins, from the diagonal scores, amplify the last bits; float64 agrees to 1e-15, methods_float64.sh.)
+a="train --method mscn --module_name SAF --warmup_epoch 1 --num_epochs 1 --meta_source dev --meta_size 8 --meta_interval 2
+  --noise_ratio 0.2 --data_path d2 $model --batch_size 8"
+one_and_ranks mscn 2 $a
+grep -q '"meta_A":' one_mscn/metrics.jsonl && grep -q '"meta_B":' one_mscn/metrics.jsonl ||
+  { echo "mscn: no meta step of both nets was trained"; exit 1; }
+compare one_mscn/metrics.jsonl ranks_mscn/metrics.jsonl "mscn SAF, 2 ranks against 1 process"
 
 # 2. SIGTERM to rank 1 alone, then the run resumed on one process.
 a="train --method triplet --module_name SAF --num_epochs 6 $common"
@@ -280,4 +292,4 @@ if [ $((t1 - t0)) -gt 10 ]; then echo "rank 0 ran on $((t1 - t0)) s after rank 1
 grep -q "rank 1 with PID .* exited on signal 9" killed.err || { cat killed.err; exit 1; }
 mpi 2 "$R" train --resume killed >/dev/null 2>resume.err || { cat resume.err; exit 1; }
 compare whole/metrics.jsonl killed/metrics.jsonl "2 ranks, rank 1 killed after $((t1 - t0)) s, resumed on 2 ranks"
-echo "data-parallel training: 2 and 3 ranks train the one-process run (within $TOL, l2rm and decl 2e-4, uotrcl and crcl 1e-4 with crcl's last scores within 2e-3, ncr and cream 1e-3); SIGTERM on one rank stops all, SIGKILL ends all; runs resume across world sizes"
+echo "data-parallel training: 2 and 3 ranks train the one-process run (within $TOL, l2rm and decl 2e-4, uotrcl and crcl 1e-4 with crcl's last scores within 2e-3, ncr and cream 1e-3, mscn $TOL); SIGTERM on one rank stops all, SIGKILL ends all; runs resume across world sizes"

@@ -3,6 +3,8 @@
 // backend with CUDA tensors (staged through host memory) and `nccl cuda` the nccl backend (one rank per GPU: with
 // one GPU, -n 1). Each rank checks what it received against what every rank must hold and exits 1 on a mismatch
 // (mpirun then fails). Rank r contributes rows filled from r, of r + 1 rows, so uneven first dims are covered.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "autograd/autograd.h"
 #include "parallel/communicator.h"
 #include "parallel/gather_op.h"
+#include "parallel/reduce_op.h"
 #include "tensor/device.h"
 #include "tensor/kernels.h"
 
@@ -121,6 +124,82 @@ int check_collectives(const std::string& backend, const std::string& device) {
     bool ok = first.size() == xv.size() && second.size() == xv.size();
     for (size_t i = 0; ok && i < xv.size(); ++i) ok = first[i] == 3 * w * xv[i] * xv[i] && second[i] == 6 * w * xv[i];
     expect(ok, summed ? "all_gather_rows second derivative (reduce-scatter)" : "all_gather_rows second derivative (own rows)", r);
+  }
+  // all_reduce_sum_recorded (parallel/reduce_op.h), rank r's weight c_r = r + 1, C = sum_k c_k = weight. Values are
+  // small dyadic numbers, so every sum and product is exact whatever the order.
+  const double C = weight;
+  auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
+    bool ok = got.size() == want.size();
+    for (size_t i = 0; ok && i < got.size(); ++i) ok = std::abs(got[i] - want[i]) <= 1e-12 * std::max(1.0, std::abs(want[i]));
+    return ok;
+  };
+  const auto whole_loss = parallel::ReduceBackward::WholeLossOnEveryRank;
+  {
+    // First derivative, the whole loss sum(y^2) on every rank, y = sum_r x_r: each rank's x gets 2y, unchanged.
+    Tensor xr = on(from_vector(std::vector<double>{1.0 + r, -2.0 * (r + 1)}, {2}));
+    xr.requires_grad_(true);
+    const Tensor y = parallel::all_reduce_sum_recorded(c, xr, whole_loss);
+    backward(rematch::sum(rematch::mul(y, y)));
+    expect(near(y.to_vector<double>(), {C, -2 * C}) && near(xr.grad().to_vector<double>(), {2 * C, -4 * C}),
+           "all_reduce_sum_recorded (whole loss) backward", r);
+  }
+  {
+    // MSCN's meta step in small (train/methods/mscn/mscn_method.cpp): theta, phi the same on every rank; rank r's
+    // share of the virtual step's gradient g_r = d/dtheta [c_r * sum(phi * theta^2)] = 2 c_r phi theta (create_graph),
+    // summed in the graph: g = 2 C phi theta; theta' = theta - lr * g; the meta loss J = sum(phi_d * theta'^2), with
+    // phi_d = phi on rank 0 and phi detached elsewhere (only rank 0 holds J's direct part). Each rank's dJ/dphi is
+    // its share, and their sum is the run's: theta'^2 - 4 lr C phi theta' theta.
+    Tensor theta = on(from_vector(std::vector<double>{1.0, 2.0}, {2})), phi = on(from_vector(std::vector<double>{0.5, -1.0}, {2}));
+    theta.requires_grad_(true);
+    phi.requires_grad_(true);
+    const double lr = 0.125, cr = r + 1;
+    GradOptions keep;
+    keep.create_graph = true;
+    const Tensor share = rematch::mul(rematch::sum(rematch::mul(phi, rematch::mul(theta, theta))), cr);
+    const Tensor gr = grad({share}, {theta}, {}, keep)[0];
+    const Tensor g = parallel::all_reduce_sum_recorded(c, gr, whole_loss);
+    const Tensor stepped = rematch::sub(theta.detach(), rematch::mul(g, lr));
+    const Tensor J = rematch::sum(rematch::mul(r == 0 ? phi : phi.detach(), rematch::mul(stepped, stepped)));
+    const std::vector<double> mine = grad({J}, {phi})[0].to_vector<double>();
+    const std::vector<double> total = c.all_reduce_sum(from_vector(mine, {2})).to_vector<double>();
+    std::vector<double> want_mine, want_total;
+    const std::vector<double> th{1.0, 2.0}, ph{0.5, -1.0};
+    for (size_t i = 0; i < 2; ++i) {
+      const double tp = th[i] - lr * 2 * C * ph[i] * th[i];
+      want_mine.push_back((r == 0 ? tp * tp : 0.0) - 4 * lr * cr * ph[i] * tp * th[i]);
+      want_total.push_back(tp * tp - 4 * lr * C * ph[i] * tp * th[i]);
+    }
+    expect(near(g.to_vector<double>(), {2 * C * 0.5, -2 * C * 2.0}) && near(mine, want_mine) && near(total, want_total),
+           "all_reduce_sum_recorded (whole loss) through a virtual step: second derivative", r);
+  }
+  {
+    // SumOverRanks, to the second order: x_r = c_r * w (w the same on every rank), y = sum_r x_r = C w, rank r's loss
+    // the share c_r * sum(y^3) (the run's: C sum(y^3)); g1_r = 3 C y^2 c_r, whose sum over ranks is the run's
+    // gradient; d/dw of each rank's sum(g1_r) is 6 C^2 c_r y (their sum: the run's 6 C^3 y). With the identity instead
+    // (the same loss sum(y^3) on every rank), the first derivative 3 y^2 c_r still sums to the run's, but the second
+    // comes out 6 c_r^2 y (a share's gradient for y passed through as if it were the whole): reduce_op.h.
+    for (parallel::ReduceBackward how : {parallel::ReduceBackward::SumOverRanks, whole_loss}) {
+      const bool summed = how == parallel::ReduceBackward::SumOverRanks;
+      Tensor w = on(from_vector(std::vector<double>{1.0, -2.0}, {2}));
+      w.requires_grad_(true);
+      const double cr = r + 1;
+      const Tensor y = parallel::all_reduce_sum_recorded(c, rematch::mul(w, cr), how);
+      const Tensor cubes = rematch::sum(rematch::mul(rematch::mul(y, y), y));
+      GradOptions keep;
+      keep.create_graph = true;
+      const Tensor g1 = grad({summed ? rematch::mul(cubes, cr) : cubes}, {w}, {}, keep)[0];
+      const Tensor g2 = grad({rematch::sum(g1)}, {w})[0];
+      std::vector<double> want1, want2;
+      for (double wi : {1.0, -2.0}) {
+        const double yi = C * wi;
+        want1.push_back(3 * (summed ? C : 1.0) * yi * yi * cr);
+        want2.push_back(summed ? 6 * C * C * cr * yi : 6 * cr * cr * yi);
+      }
+      expect(near(g1.to_vector<double>(), want1) && near(g2.to_vector<double>(), want2),
+             summed ? "all_reduce_sum_recorded second derivative (sum over ranks)"
+                    : "all_reduce_sum_recorded second derivative (whole loss: a share's gradient passed through)",
+             r);
+    }
   }
   // Host tensors beside the device's (a training step's flags and statistics): on the nccl backend they go
   // through MPI; every backend returns them on the host.

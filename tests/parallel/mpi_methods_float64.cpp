@@ -1,4 +1,4 @@
-// decl, crcl, ncr, bicro, cream, mrl, dscmr and sdml trained in float64 on real ranks (docs/distributed.md §4.1, items 6 and
+// decl, crcl, ncr, bicro, cream, mscn, mrl, dscmr and sdml trained in float64 on real ranks (docs/distributed.md §4.1, items 6 and
 // 8-10): run by tests/parallel/methods_float64.sh as `mpirun -n N parallel_mpi_methods_float64 CONFIG OUT` for N = 1, 2, 3. The
 // method is built from CONFIG (the JSON of `rematch train --dry_run`) with its model, batches and losses in
 // float64 (PairsOptions::dtype, as the golden-step tests do) and trained for its epochs; rank 0 writes each epoch's
@@ -20,6 +20,7 @@
 #include "train/methods/decl/decl_method.h"
 #include "train/methods/dscmr/dscmr_method.h"
 #include "train/methods/mrl/mrl_method.h"
+#include "train/methods/mscn/mscn_method.h"
 #include "train/methods/sdml/sdml_method.h"
 #include "train/methods/ncr/ncr_method.h"
 #include "train/methods/train_config.h"
@@ -82,8 +83,12 @@ int main(int argc, char** argv) {
     SdmlOptions o = c.options<SdmlOptions>();
     o.dtype = DType::Float64;
     m = std::make_unique<SdmlMethod>(c, o, data::load_labeled(c.data_path, c.valid_len), log);
+  } else if (c.method == "mscn") {
+    MscnOptions o = c.options<MscnOptions>();
+    o.dtype = DType::Float64;
+    m = std::make_unique<MscnMethod>(c, o, load_pairs_data(c, false, log), log);
   } else {
-    std::fprintf(stderr, "parallel_mpi_methods_float64: --method %s is not decl, crcl, ncr, bicro, cream, mrl, dscmr or sdml\n",
+    std::fprintf(stderr, "parallel_mpi_methods_float64: --method %s is not decl, crcl, ncr, bicro, cream, mscn, mrl, dscmr or sdml\n",
                  c.method.c_str());
     return 2;
   }

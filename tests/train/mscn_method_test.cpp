@@ -318,7 +318,17 @@ TEST_F(MscnMethodTest, WarmupThenTrainBOnASplitThenTrainAOnBs) {
   const EvalResult v = m->validate();
   EXPECT_EQ(v.metrics.count("rsum_A"), 1u);
   const EvalResult t = m->test();
-  EXPECT_NE(t.table.find("net B alone"), std::string::npos);
+  // The per-net tables first, the averaged one (MSCN's reported numbers, the headline) last: results.md ends with it.
+  const size_t net_a = t.table.find("net A alone"), net_b = t.table.find("net B alone");
+  const size_t averaged = t.table.find("A and B averaged (MSCN's reported numbers)");
+  ASSERT_NE(net_a, std::string::npos);
+  ASSERT_NE(net_b, std::string::npos);
+  ASSERT_NE(averaged, std::string::npos);
+  EXPECT_LT(net_a, net_b);
+  EXPECT_LT(net_b, averaged);
+  EXPECT_EQ(t.table.find("alone", averaged), std::string::npos);
+  // The averaged table's rSum line is the headline's score.
+  EXPECT_NE(t.table.find("rSum", averaged), std::string::npos);
 }
 
 TEST_F(MscnMethodTest, TrainMetaSourceTakesWholeImagesOutOfTraining) {
@@ -362,6 +372,26 @@ TEST_F(MscnMethodTest, SynthWritesAMetaSplitThatTheDefaultMetaSourceReads) {
     EXPECT_NE(std::string(e.what()).find("--meta_source split"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("meta_ims.npy"), std::string::npos) << e.what();
   }
+  // --dry_run checks the same files and refuses the same way; with the split it lists them.
+  const std::vector<std::string> dry = {"train", "--method", "mscn", "--data_name", "synth_precomp",
+                                        "--meta_source", "split", "--dry_run", "--data_path"};
+  std::vector<std::string> dry_with = dry, dry_without = dry;
+  dry_with.push_back(path("with"));
+  dry_without.push_back(path("without"));
+  const cli::test::CliResult refused = cli::test::run_cli(dry_without);
+  EXPECT_NE(refused.code, cli::kExitOk);
+  EXPECT_NE(refused.err.find("--meta_source split: no meta split in"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("meta_ims.npy and meta_caps.txt missing"), std::string::npos) << refused.err;
+  const cli::test::CliResult listed = cli::test::run_cli(dry_with);
+  EXPECT_EQ(listed.code, cli::kExitOk) << listed.err;
+  EXPECT_NE(listed.err.find("data: meta image features: " + path("with") + "/synth_precomp/meta_ims.npy"),
+            std::string::npos) << listed.err;
+  EXPECT_NE(listed.err.find("data: meta captions: "), std::string::npos) << listed.err;
+  // Only the captions missing: named alone.
+  std::filesystem::copy_file(path("with") + "/synth_precomp/meta_ims.npy", path("without") + "/synth_precomp/meta_ims.npy");
+  const cli::test::CliResult half = cli::test::run_cli(dry_without);
+  EXPECT_NE(half.code, cli::kExitOk);
+  EXPECT_NE(half.err.find("(meta_caps.txt missing"), std::string::npos) << half.err;
 }
 
 // `rematch eval --checkpoint` on an MSCN run's checkpoint_best scores as the run's own test does: nets A and B each
@@ -424,6 +454,25 @@ TEST_F(MscnMethodTest, EvalCheckpointScoresWithTheMetaNetsAsTheRunsTest) {
   std::cout << "sim_eval_w of net A: rSum " << hj.at("rsum").get<double>() << ", i2t meanr "
             << hj.at("i2t_meanr").get<double>() << " against " << j.at("i2t_meanr").get<double>() << "\n";
   EXPECT_NE(hj.at("i2t_meanr").get<double>(), j.at("i2t_meanr").get<double>());
+}
+
+// A meta set whose passes end with a batch of one pair (the meta step's BatchNorm cannot take it) is refused before
+// training, naming the sizes and the flags to change; one pair more or less trains.
+TEST_F(MscnMethodTest, MetaSetEndingInABatchOfOnePairIsRefused) {
+  TrainConfig c = config();  // 12 dev captions: 24 meta pairs
+  c.batch_size = 23;
+  std::ostringstream log;
+  try {
+    make_method(c, log);
+    ADD_FAILURE() << "a last meta batch of one pair: expected an error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("meta set holds 24 pairs"), std::string::npos) << what;
+    EXPECT_NE(what.find("--batch_size 23"), std::string::npos) << what;
+    EXPECT_NE(what.find("--meta_size"), std::string::npos) << what;
+  }
+  c.batch_size = 22;
+  EXPECT_NO_THROW(make_method(c, log));
 }
 
 TEST_F(MscnMethodTest, BadFlagsAreRefusedByName) {

@@ -115,6 +115,17 @@ TEST_F(ReproduceDocTest, EveryTrainCommandPassesItsDryRun) {
       const std::string name = flag_value(c.args, "--data_name");
       make_precomp(data, name.empty() ? preset + "_precomp" : name);
     }
+    // MSCN's meta split (--meta_source split, its default): the files the page's recipe writes (--dry_run checks
+    // them as the run does), here the dev split's.
+    const std::string meta_source = flag_value(c.args, "--meta_source");
+    if (method == "mscn" && (meta_source.empty() || meta_source == "split")) {
+      const std::string name = flag_value(c.args, "--data_name");
+      const std::string folder = data + "/" + (name.empty() ? preset + "_precomp" : name) + "/";
+      if (!fs::exists(folder + "meta_ims.npy")) {
+        fs::copy_file(folder + "dev_ims.npy", folder + "meta_ims.npy");
+        fs::copy_file(folder + "dev_caps.txt", folder + "meta_caps.txt");
+      }
+    }
     c.args.push_back("--dry_run");
     const CliResult r = run_cli(c.args);
     EXPECT_EQ(r.code, kExitOk) << "reproduce.md line " << c.line << ":\n" << r.err;

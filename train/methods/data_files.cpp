@@ -77,6 +77,12 @@ std::vector<DataFile> check_data_files(const TrainConfig& c) {
     labeled_files(c, out);
   else
     precomp_files(c, out);
+  // The method's own files (MSCN's meta split).
+  if (spec.data_files)
+    for (const DataFile& f : spec.data_files(c)) {
+      out.push_back(f);
+      check_file(out.back(), "--data_path and --data_name");
+    }
   // The file flags given: the common ones (--noise_file), then the method's (--word_vectors).
   std::vector<const Flag*> files;
   for (const Flag& f : common_flags().flags)

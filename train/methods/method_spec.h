@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "train/methods/data_files.h"
 #include "train/methods/method.h"
 #include "train/methods/train_config.h"
 
@@ -91,6 +92,9 @@ struct MethodSpec {
   // Checks across flags, after every flag's own range (--max_reserved within the batch, --mine_epoch within
   // the run, the ablations' combinations).
   std::function<void(const TrainConfig&)> check;
+  // The files it reads beyond its layout's (MSCN's meta split under --meta_source split), each an Error naming what
+  // to do when missing: `rematch train --dry_run` lists and checks them with the layout's (check_data_files).
+  std::function<std::vector<DataFile>(const TrainConfig&)> data_files;
   // Reads the data (an Error before any training) and builds the method.
   std::function<std::unique_ptr<Method>(const TrainConfig&, std::ostream&)> make;
   // Whether it trains on several processes with one process's semantics (docs/distributed.md §4; its steps share

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "autograd/autograd.h"
+#include "train/methods/data_parallel.h"
 #include "train/methods/mscn/mscn_scores.h"
 #include "train/methods/mscn/virtual_step.h"
 
@@ -73,10 +74,7 @@ MscnMethod::MscnMethod(const CommonOptions& common, const MscnOptions& options, 
   const data::PrecompDataset* source = nullptr;
   switch (options.meta_source) {
     case MetaSource::Split: {
-      const std::string folder = common.data_path + "/" + common.data_name;
-      REMATCH_CHECK(std::filesystem::exists(folder + "/meta_ims.npy"), "--meta_source split: no meta split in ", folder,
-                    " (meta_ims.npy and meta_caps.txt, MSCN's clean meta pairs): write one (`rematch synth "
-                    "--meta_images N`, or the MSCN README's recipes), or use --meta_source dev or train");
+      check_meta_split(common.data_path, common.data_name);
       meta_split_ = std::make_unique<data::PrecompDataset>(common.data_path, common.data_name, "meta", kit_.data().vocab);
       source = meta_split_.get();
       break;
@@ -109,6 +107,14 @@ MscnMethod::MscnMethod(const CommonOptions& common, const MscnOptions& options, 
     std::iota(train_captions_.begin(), train_captions_.end(), int64_t{0});
   }
   meta_set_ = std::make_unique<MetaSet>(*source, clean, train, train_captions_);
+  // `train` cycles the meta loader (batch_size, shuffled, no drop_last): a pass ending with one pair would feed
+  // VisualSA's BatchNorm a single image in training mode, where PyTorch's stops the official code as ours would
+  // mid-epoch. Refused here, before any training.
+  REMATCH_CHECK(meta_set_->size() % common.batch_size != 1, "mscn: the meta set holds ", meta_set_->size(),
+                " pairs (", meta_set_->num_clean(), " clean and as many drawn), so each pass over it in batches of "
+                "--batch_size ", common.batch_size, " ends with a batch of one pair, which the meta step cannot take "
+                "(VisualSA's BatchNorm needs two images in training mode; the official code stops there too): change "
+                "--batch_size, or the meta set's size (--meta_size, or the meta split)");
   log_ << kit_.describe(nets_[0]) << "\n";
   log_ << "mscn: nets A and B (" << net(1).parameter_count() << " parameters each) with meta nets ("
        << meta(0).parameter_count() << " parameters each); meta set " << meta_set_->num_clean()
@@ -169,7 +175,10 @@ std::vector<double> MscnMethod::meta_scores_of(int k) {
   {
     NoGradGuard no_grad;
     const int64_t bs = std::max<int64_t>(kit_.common().batch_size, 1);
-    for (int64_t i0 = 0; i0 < meta_set_->size(); i0 += bs) {
+    // Under mpirun rank r scores batches r, r + W, ... and the ranks' values are summed (each item's is non-zero on
+    // one rank only, so the sum is that value exactly), as PairsKit::per_caption deals the training pairs.
+    parallel::Communicator& comm = kit_.comm();
+    for (int64_t i0 = static_cast<int64_t>(comm.rank()) * bs; i0 < meta_set_->size(); i0 += bs * comm.world_size()) {
       std::vector<int64_t> items;
       for (int64_t i = i0; i < std::min(meta_set_->size(), i0 + bs); ++i) items.push_back(i);
       const MetaBatch mb = meta_set_->batch(items, kit_.dtype(), kit_.device());
@@ -178,6 +187,8 @@ std::vector<double> MscnMethod::meta_scores_of(int k) {
               .to_vector<double>();
       for (size_t i = 0; i < items.size(); ++i) out[static_cast<size_t>(items[i])] = s[i];
     }
+    if (comm.world_size() > 1)
+      out = comm.all_reduce_sum(from_vector(out, {static_cast<int64_t>(out.size())})).to_vector<double>();
   }
   net(k).train();
   meta(k).train();
@@ -313,30 +324,42 @@ double MscnMethod::train_iteration(int x, const data::Batch& b, const MetaBatch*
   MetaSim& M = meta(x);
   const double margin = mscn_.margin;
   const double lr = nets_[static_cast<size_t>(x)].lr();
+  parallel::Communicator& comm = kit_.comm();
   X.train();
   M.train();
   if (meta_batch != nullptr) {
-    // W_hat(t) <- W(t): the virtual step (virtual_step.h), the meta net taking part in its graph.
+    // W_hat(t) <- W(t): the virtual step (virtual_step.h), the meta net taking part in its graph. Under mpirun each
+    // rank's gradient is its share of the batch's, summed over ranks inside the graph (docs/distributed.md §4.1).
     set_requires_grad(M, true);
     std::vector<Tensor> stepped;
+    bool shared = false;
     {
       const BufferSnapshot buffers(X);
-      const Tensor pseudo_loss =
-          mscn_adaptive_margin_loss(mscn_scores(X, M, b.regions, b.captions, b.lengths), margin);
-      stepped = virtual_sgd_step(pseudo_loss, X.parameters(), lr, gru_parameters(X));
+      const Tensor pseudo_loss = mscn_adaptive_margin_loss(mscn_training_scores(comm, X, M, b, shared), margin);
+      std::function<std::vector<Tensor>(const std::vector<Tensor>&)> sum;
+      if (shared) sum = [&comm](const std::vector<Tensor>& g) { return sum_over_ranks_in_graph(comm, g); };
+      stepped = virtual_sgd_step(pseudo_loss, X.parameters(), lr, gru_parameters(X), sum);
       buffers.restore();
     }
     models::SgrafModel& shadow = *shadows_[static_cast<size_t>(x)];
     shadow.train();
     install_parameters(shadow, stepped);
     // theta(t+1) <- theta(t): BCE of the stepped copy's pair scores on the meta batch, one Adam step of the meta net.
-    const Tensor out = mscn_pair_scores(shadow, M, meta_batch->regions, meta_batch->captions, meta_batch->lengths);
+    // The meta loss is computed whole on every rank. Its gradient for the meta net has a direct part (the meta net
+    // scoring the shadow's vectors, the same on every rank) and a part through θ' (each rank's share, through the
+    // sum's identity backward): ranks other than 0 score with a detached copy of the meta net, so the all-reduce
+    // below counts the direct part once and sums the shares.
+    MetaSim* scorer = shared && comm.rank() != 0 ? detached_meta(x) : &M;
+    const Tensor out = mscn_pair_scores(shadow, *scorer, meta_batch->regions, meta_batch->captions, meta_batch->lengths);
     const Tensor loss = binary_cross_entropy(out, meta_batch->labels);
     const std::vector<Tensor> params = M.parameters();
-    const TensorList g = grad({loss}, params);
+    GradOptions unused;
+    unused.allow_unused = shared;  // a rank's share may not reach every parameter; all_reduce_gradients counts it 0
+    const TensorList g = grad({loss}, params, {}, unused);
     nn::Adam& mo = meta_optimizer(x);
     mo.zero_grad();
     for (size_t k = 0; k < params.size(); ++k) params[k].set_grad(g[k]);
+    if (shared) all_reduce_gradients(comm, params);
     if (meta_loss != nullptr) *meta_loss = loss.item<double>();
     check_finite_loss(name(), epoch_, step, std::string("meta_") + net_name(x), loss.item<double>());
     mo.step();
@@ -347,11 +370,43 @@ double MscnMethod::train_iteration(int x, const data::Batch& b, const MetaBatch*
   }
   // W(t+1) <- W(t): the meta net frozen.
   set_requires_grad(M, false);
-  const Tensor loss = mscn_adaptive_margin_loss(mscn_scores(X, M, b.regions, b.captions, b.lengths), margin);
+  bool shared = false;
+  const Tensor loss = mscn_adaptive_margin_loss(mscn_training_scores(comm, X, M, b, shared), margin);
   const double value = loss.item<double>();
   check_finite_loss(name(), epoch_, step, std::string("train_") + net_name(x), value);
-  kit_.update(nets_[static_cast<size_t>(x)], loss, epoch_, step);
+  step_net(x, loss, shared, false, epoch_, step);
   return value;
+}
+
+void MscnMethod::step_net(int x, const Tensor& loss, bool shared, bool with_meta, int64_t epoch, int64_t step) {
+  // PairsKit::update's steps (zero_grad, backward, the sum over ranks before the clip, clip, Adam), with the meta
+  // net's gradients summed in the same all-reduce when it learns from this loss (the warm-up).
+  SgrafNet& net = nets_[static_cast<size_t>(x)];
+  const std::vector<Tensor> params = net.model().parameters();
+  net.optimizer().zero_grad();
+  backward(loss);
+  if (shared) {
+    std::vector<Tensor> summed = params;
+    if (with_meta)
+      for (const Tensor& p : meta(x).parameters()) summed.push_back(p);
+    all_reduce_gradients(kit_.comm(), summed);  // before the clips: the global norms
+  }
+  clip_checked_gradients(name(), epoch, step, params, kit_.common().grad_clip);
+  net.optimizer().step();
+}
+
+MetaSim* MscnMethod::detached_meta(int x) {
+  auto& copy = meta_copies_[static_cast<size_t>(x)];
+  if (!copy) {
+    // Its own generator: the copy's initial values are overwritten at once, and the run's draws stay one process's.
+    copy = std::make_unique<MetaSim>(kit_.model_config(mscn_).sim_dim, mscn_.meta_hidden, kit_.dtype(), &copy_gen_);
+    copy->to(kit_.device());
+  }
+  std::vector<Tensor> values;
+  for (const Tensor& p : meta(x).parameters()) values.push_back(p.detach());
+  install_parameters(*copy, values);
+  copy->train();
+  return copy.get();
 }
 
 StepResult MscnMethod::train_step(int64_t epoch, int64_t step) {
@@ -368,11 +423,12 @@ StepResult MscnMethod::train_step(int64_t epoch, int64_t step) {
     M.train();
     set_requires_grad(M, true);
     meta_optimizer(x).zero_grad();
-    const Tensor loss = mscn_warmup_loss(mscn_scores(X, M, b.regions, b.captions, b.lengths), mscn_.margin);
+    bool shared = false;
+    const Tensor loss = mscn_warmup_loss(mscn_training_scores(kit_.comm(), X, M, b, shared), mscn_.margin);
     r.loss = loss.item<double>();
     r.parts[std::string("warmup_") + net_name(x)] = r.loss;
     check_finite_loss(name(), epoch, step, std::string("warmup_") + net_name(x), r.loss);
-    kit_.update(nets_[static_cast<size_t>(x)], loss, epoch, step);
+    step_net(x, loss, shared, true, epoch, step);
     clip_checked_gradients(name(), epoch, step, M.parameters(), kit_.common().grad_clip);
     meta_optimizer(x).step();
     return r;
@@ -387,12 +443,26 @@ StepResult MscnMethod::train_step(int64_t epoch, int64_t step) {
   return r;
 }
 
+Tensor MscnMethod::split_scores_of(int k, const data::PrecompDataset& split) {
+  const eval::BlockSize block{kit_.common().eval_batch, kit_.common().eval_batch};
+  parallel::Communicator& comm = kit_.comm();
+  if (comm.world_size() == 1) return mscn_split_scores(net(k), meta(k), split, block);
+  // Each rank's whole blocks of image rows, gathered as they are: one process's matrix byte for byte
+  // (PairsKit::split_scores, docs/distributed.md §3).
+  const int64_t n_img = split.num_captions() / split.captions_per_image();
+  const parallel::RowRange rows = parallel::block_rows(n_img, block.images, comm.rank(), comm.world_size());
+  net(k).eval();  // as mscn_split_rows leaves them, on a rank without rows too
+  meta(k).eval();
+  const Tensor mine = rows.begin < rows.end ? mscn_split_rows(net(k), meta(k), split, rows.begin, rows.end, block)
+                                            : zeros({0, split.num_captions()}, kit_.dtype());
+  return comm.all_gather(mine);
+}
+
 EvalResult MscnMethod::validate() {
   // `validate`: rSum of the two nets' averaged matrices on the dev subset.
   const data::PrecompDataset& dev = *kit_.data().dev;
-  const eval::BlockSize block{kit_.common().eval_batch, kit_.common().eval_batch};
-  const Tensor sa = mscn_split_scores(net(0), meta(0), dev, block);
-  const Tensor sb = mscn_split_scores(net(1), meta(1), dev, block);
+  const Tensor sa = split_scores_of(0, dev);
+  const Tensor sb = split_scores_of(1, dev);
   for (int k = 0; k < 2; ++k) {
     net(k).train();
     meta(k).train();
@@ -406,20 +476,21 @@ EvalResult MscnMethod::validate() {
 
 EvalResult MscnMethod::test() {
   const data::PrecompDataset& t = *kit_.data().test;
-  const eval::BlockSize block{kit_.common().eval_batch, kit_.common().eval_batch};
-  const Tensor sa = mscn_split_scores(net(0), meta(0), t, block);
-  const Tensor sb = mscn_split_scores(net(1), meta(1), t, block);
+  const Tensor sa = split_scores_of(0, t);
+  const Tensor sb = split_scores_of(1, t);
   for (int k = 0; k < 2; ++k) {
     net(k).train();
     meta(k).train();
   }
   EvalResult r = test_result(mul(add(sa, sb), 0.5), t.captions_per_image(), kit_.common());
-  r.table = "A and B averaged (MSCN's reported numbers)\n" + r.table;
+  // Each net alone first, the averaged matrix's table (the headline) last, where results.md ends.
+  std::string tables;
   for (int k = 0; k < 2; ++k) {
     const EvalResult one = test_result(k == 0 ? sa : sb, t.captions_per_image(), kit_.common());
     for (const auto& [key, v] : one.metrics) r.metrics[key + "_" + net_name(k)] = v;
-    r.table += std::string("\nnet ") + net_name(k) + " alone\n" + one.table;
+    tables += std::string("net ") + net_name(k) + " alone\n" + one.table + "\n";
   }
+  r.table = tables + "A and B averaged (MSCN's reported numbers)\n" + r.table;
   return r;
 }
 
@@ -490,7 +561,8 @@ const MethodSpec& mscn_method_spec() {
     s.tables = {&mscn_pairs_flags(), &mscn_flags()};
     s.defaults = mscn_defaults();
     s.check = check_mscn;
-    s.data_parallel = false;
+    s.data_files = mscn_data_files;
+    s.data_parallel = true;  // docs/distributed.md §4.1, MSCN's item
     s.demo.warmup_epochs = 3;
     s.demo.split_stat = "clean_precision";
     s.make = make_pairs_method<MscnMethod, MscnOptions>(false);

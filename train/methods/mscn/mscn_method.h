@@ -16,6 +16,9 @@
 //                    virtual step: a second derivative); then X's step on its adaptive-margin loss (the meta net
 //                    frozen).
 //   Validation and test score the average of (A, meta A)'s and (B, meta B)'s matrices (`validate`, `evalrank`).
+//   Under mpirun every score matrix of a step is shared by columns, the virtual step's gradient summed over ranks in
+//   the graph, and the split's scores dealt by batches: one process's run on every rank (docs/distributed.md §4.1,
+//   item 13).
 //
 // Trainer epochs: the --warmup_epoch warm-up epochs (A's batches, then B's), then two per MSCN epoch, "train B" (A's
 // split, B's steps) and "train A" (B's split, taken after B's half, A's steps): B's split needs B after its training,
@@ -27,6 +30,7 @@
 // epoch, so a resumed run redraws them.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <ostream>
 #include <vector>
@@ -115,6 +119,13 @@ class MscnMethod : public Method {
   void build_split(int64_t epoch);
   void build_plans(int64_t epoch);
   EpochInfo epoch_info(int64_t epoch) const;
+  // Net x's step on `loss` (its gradients, and with `with_meta` its meta net's, summed over ranks when `shared`).
+  void step_net(int x, const Tensor& loss, bool shared, bool with_meta, int64_t epoch, int64_t step);
+  // A copy of meta net x whose parameters are its values without gradient (the meta step's scorer on ranks other
+  // than 0 under mpirun).
+  MetaSim* detached_meta(int x);
+  // The [images, captions] matrix of a split under (net k, meta k), its image rows dealt among the ranks.
+  Tensor split_scores_of(int k, const data::PrecompDataset& split);
 
   std::ostream& log_;
   MscnOptions mscn_;
@@ -124,6 +135,8 @@ class MscnMethod : public Method {
   std::vector<std::unique_ptr<MetaSim>> meta_;      // their meta nets
   std::vector<std::unique_ptr<nn::Adam>> meta_optim_;
   std::vector<std::unique_ptr<models::SgrafModel>> shadows_;  // the virtual-step copies (virtual_step.h)
+  std::array<std::unique_ptr<MetaSim>, 2> meta_copies_;         // detached_meta's, made on first use
+  Generator copy_gen_{0};
   std::unique_ptr<data::PrecompDataset> meta_split_;  // --meta_source split
   std::unique_ptr<MetaSet> meta_set_;
   std::vector<int64_t> train_captions_;

@@ -1,6 +1,9 @@
 #include "train/methods/mscn/mscn_options.h"
 
+#include <filesystem>
+
 #include "tensor/error.h"
+#include "train/data/precomp_dataset.h"
 #include "train/methods/train_config.h"
 
 namespace rematch::train {
@@ -69,6 +72,24 @@ void check_mscn(const TrainConfig& c) {
   REMATCH_CHECK(c.batch_size >= 2, "--batch_size must be at least 2 for mscn (a batch of one pair has no negative; "
                                    "MSCN's loops stop at one), got ",
                 c.batch_size);
+}
+
+void check_meta_split(const std::string& data_path, const std::string& data_name) {
+  const std::string folder = data_path + "/" + data_name;
+  const bool images = std::filesystem::exists(folder + "/meta_ims.npy");
+  const bool captions =
+      std::filesystem::exists(folder + "/meta_caps.txt") || std::filesystem::exists(folder + "/meta_caps.tsv");
+  REMATCH_CHECK(images && captions, "--meta_source split: no meta split in ", folder, " (", images ? "" : "meta_ims.npy",
+                images || captions ? "" : " and ", captions ? "" : "meta_caps.txt",
+                " missing; MSCN's clean meta pairs): write one (`rematch synth --meta_images N`, or the MSCN README's "
+                "recipes), or use --meta_source dev or train");
+}
+
+std::vector<DataFile> mscn_data_files(const TrainConfig& c) {
+  if (c.options<MscnOptions>().meta_source != MetaSource::Split) return {};
+  check_meta_split(c.data_path, c.data_name);
+  return {{"meta image features", c.data_path + "/" + c.data_name + "/meta_ims.npy"},
+          {"meta captions", data::captions_file(c.data_path, c.data_name, "meta")}};
 }
 
 }  // namespace rematch::train

@@ -32,5 +32,10 @@ const OptionTable& mscn_pairs_flags();
 const OptionTable& mscn_flags();
 std::vector<Default> mscn_defaults();
 void check_mscn(const TrainConfig& config);
+// --meta_source split: the data folder must hold the meta split (meta_ims.npy and meta_caps.txt or .tsv); an Error
+// names the folder, the files and what to do otherwise. The run checks it when it starts, --dry_run too.
+void check_meta_split(const std::string& data_path, const std::string& data_name);
+// The meta split's files under --meta_source split (checked: check_meta_split), none otherwise (MethodSpec::data_files).
+std::vector<DataFile> mscn_data_files(const TrainConfig& config);
 
 }  // namespace rematch::train

@@ -5,6 +5,8 @@
 
 #include "autograd/autograd.h"
 #include "nn/functional.h"
+#include "parallel/gather_op.h"
+#include "train/methods/data_parallel.h"
 #include "train/eval/sgraf_scoring.h"
 
 namespace rematch::train {
@@ -41,6 +43,21 @@ Tensor mscn_scores(models::SgrafModel& model, MetaSim& meta, const Tensor& regio
   const models::CaptionSide captions = enc.encode_captions(cap_emb, lengths);
   const models::ImageSide images = enc.encode_images(img_emb);
   return squeeze(meta.forward(enc.vectors(images, captions)), 2);
+}
+
+Tensor mscn_training_scores(parallel::Communicator& comm, models::SgrafModel& model, MetaSim& meta,
+                            const data::Batch& b, bool& shared) {
+  shared = comm.world_size() > 1 && b.size() >= comm.world_size();
+  if (!shared) return mscn_scores(model, meta, b.regions, b.captions, b.lengths);
+  const parallel::RowRange mine = batch_share(comm, b.size());
+  models::SgrafModel::ColumnShare share;
+  share.begin = mine.begin;
+  share.end = mine.end;
+  share.gather = [&comm](const Tensor& x) { return parallel::all_gather_rows(comm, x); };
+  share.gather_values = [&comm](const Tensor& x) { return comm.all_gather(x); };
+  share.score_vectors = [&meta](const Tensor& z) { return squeeze(meta.forward(z), 2); };
+  const Tensor columns = model.forward_columns(b.regions, b.captions, b.lengths, share);  // [B, n_r]
+  return transpose(parallel::all_gather_rows(comm, transpose(columns, 0, 1), parallel::GatherBackward::OwnRows), 0, 1);
 }
 
 Tensor mscn_pair_scores(models::SgrafModel& model, MetaSim& meta, const Tensor& regions, const Tensor& ids,

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "models/sgraf_model.h"
+#include "parallel/communicator.h"
+#include "train/data/batcher.h"
 #include "train/data/precomp_dataset.h"
 #include "train/eval/block_scoring.h"
 #include "train/methods/mscn/meta_sim.h"
@@ -16,6 +18,15 @@ namespace rematch::train {
 // model's dropout masks are drawn in SgrafModel::forward's order (captions, then images).
 Tensor mscn_scores(models::SgrafModel& model, MetaSim& meta, const Tensor& regions, const Tensor& ids,
                    const Tensor& lengths);
+
+// mscn_scores of a training batch under mpirun (docs/distributed.md §4.1, MSCN's item): in a world of W <= B ranks
+// each rank scores its columns (SgrafModel::forward_columns with the meta net scoring the similarity vectors: every
+// image of the batch against its share of the captions) and every rank holds the gathered S, whose backward keeps
+// each rank's columns (parallel::GatherBackward::OwnRows: every rank computes the whole loss); the parameters' (the
+// net's and the meta net's) gradients are then each rank's share, to be summed over ranks. `shared` says whether
+// that happened; in a world of one, or for a batch smaller than the world, S is mscn_scores itself, whole.
+Tensor mscn_training_scores(parallel::Communicator& comm, models::SgrafModel& model, MetaSim& meta,
+                            const data::Batch& b, bool& shared);
 
 // s [B]: meta(z_ii) of each pair (image i, caption i) computed alone (`SGRAF.get_sim_individual`,
 // `EncoderSimilarity.forward_individual`): VisualSA over the whole batch of images (its BatchNorm's statistics),

@@ -1,11 +1,14 @@
 #include "train/methods/mscn/virtual_step.h"
 
+#include "autograd/autograd.h"
+#include "parallel/reduce_op.h"
 #include "tensor/kernels.h"
 
 namespace rematch::train {
 
 std::vector<Tensor> virtual_sgd_step(const Tensor& loss, const std::vector<Tensor>& params, double lr,
-                                     const std::vector<bool>& frozen) {
+                                     const std::vector<bool>& frozen,
+                                     const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& sum_gradients) {
   REMATCH_CHECK(frozen.empty() || frozen.size() == params.size(), "virtual_sgd_step: ", frozen.size(),
                 " frozen flags for ", params.size(), " parameters");
   std::vector<Tensor> stepped;
@@ -14,7 +17,18 @@ std::vector<Tensor> virtual_sgd_step(const Tensor& loss, const std::vector<Tenso
   GradOptions o;
   o.create_graph = true;
   o.allow_unused = true;
-  const TensorList g = grad({loss}, stepped, {}, o);
+  TensorList g = grad({loss}, stepped, {}, o);
+  if (sum_gradients) {
+    std::vector<Tensor> defined;
+    for (const Tensor& gk : g)
+      if (gk.defined()) defined.push_back(gk);
+    const std::vector<Tensor> summed = sum_gradients(defined);
+    REMATCH_CHECK(summed.size() == defined.size(), "virtual_sgd_step: ", summed.size(), " sums of ", defined.size(),
+                  " gradients");
+    size_t at = 0;
+    for (Tensor& gk : g)
+      if (gk.defined()) gk = summed[at++];
+  }
   std::vector<Tensor> out;
   out.reserve(params.size());
   size_t next = 0;
@@ -25,6 +39,20 @@ std::vector<Tensor> virtual_sgd_step(const Tensor& loss, const std::vector<Tenso
     }
     const Tensor& gk = g[next++];
     out.push_back(gk.defined() ? sub(params[k].detach(), mul(gk, lr)) : params[k].detach());
+  }
+  return out;
+}
+
+std::vector<Tensor> sum_over_ranks_in_graph(parallel::Communicator& comm, const std::vector<Tensor>& shares) {
+  if (shares.empty()) return {};
+  std::vector<Tensor> flat;
+  for (const Tensor& t : shares) flat.push_back(reshape(t, {t.numel()}));
+  const Tensor sum = parallel::all_reduce_sum_recorded(comm, cat(flat, 0), parallel::ReduceBackward::WholeLossOnEveryRank);
+  std::vector<Tensor> out;
+  int64_t at = 0;
+  for (const Tensor& t : shares) {
+    out.push_back(reshape(narrow(sum, 0, at, t.numel()), t.sizes()));
+    at += t.numel();
   }
   return out;
 }

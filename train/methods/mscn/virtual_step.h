@@ -11,7 +11,10 @@
 // same configuration, the shadow, whose parameter tensors take θ''s values and graph (install_parameters).
 #pragma once
 
+#include <functional>
 #include <vector>
+
+#include "parallel/communicator.h"
 
 #include "nn/module.h"
 
@@ -20,8 +23,18 @@ namespace rematch::train {
 // θ'_k = θ_k (detached) − lr·g_k with g = grad(loss, params, create_graph, allow_unused): each θ'_k carries the graph
 // of g (a parameter the loss does not use gets θ_k itself, detached). With `frozen` (one flag per parameter; empty:
 // none), a flagged parameter is not stepped and gets θ_k detached.
+//
+// Under mpirun each rank's g is its share of the batch's gradient (mscn_training_scores): `sum_gradients`, when set,
+// maps the defined g_k (in order) to their sums over ranks, recorded for autograd (sum_over_ranks_in_graph), so θ' is
+// one process's on every rank and the meta step differentiates through the sum.
 std::vector<Tensor> virtual_sgd_step(const Tensor& loss, const std::vector<Tensor>& params, double lr,
-                                     const std::vector<bool>& frozen = {});
+                                     const std::vector<bool>& frozen = {},
+                                     const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& sum_gradients = {});
+
+// The tensors summed over the ranks of `comm` in the graph (one parallel::all_reduce_sum_recorded of them all laid end
+// to end, backward ReduceBackward::WholeLossOnEveryRank: every rank computes the whole meta loss from θ', which counts
+// once; docs/distributed.md §4.1, item 13 says why the identity backward is exact for the meta step).
+std::vector<Tensor> sum_over_ranks_in_graph(parallel::Communicator& comm, const std::vector<Tensor>& shares);
 
 // The parameters of an SGR/SAF model the code's virtual step leaves as they are: the Bi-GRU's (txt_enc.cap_rnn.*).
 // `set_parameter` writes `module._parameters[name]`, and PyTorch's nn.GRU runs on its `_flat_weights` list, which
