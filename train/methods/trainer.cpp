@@ -371,10 +371,12 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
 }
 
 void check_data_parallel(const Method& method) {
-  const int world = parallel::world().world_size();
+  check_data_parallel(method.name(), find_method_spec(method.name()), parallel::world().world_size());
+}
+
+void check_data_parallel(const std::string& name, const MethodSpec* spec, int world) {
   if (world == 1) return;
-  const MethodSpec* spec = find_method_spec(method.name());
-  REMATCH_CHECK(spec && spec->data_parallel, "--method ", method.name(), " does not train on several processes ",
+  REMATCH_CHECK(spec && spec->data_parallel, "--method ", name, " does not train on several processes ",
                 "yet (mpirun started ", world, "; docs/distributed.md §4 lists the methods that do): run it in one ",
                 "process");
 }

@@ -49,6 +49,9 @@ TrainOutcome run_training(Method& method, const TrainConfig& config, run::RunFol
 // Under mpirun (a parallel::world() of several ranks): refuses a method that does not train data-parallel
 // (MethodSpec::data_parallel), naming it. run_training checks it first; train_new_run before the run folder.
 void check_data_parallel(const Method& method);
+struct MethodSpec;
+// The same for the method named `name` whose spec is `spec` (null: not in the registry) in a world of `world` ranks.
+void check_data_parallel(const std::string& name, const MethodSpec* spec, int world);
 
 // The notice the SIGINT/SIGTERM handler prints while a run trains.
 extern const char* const kInterruptNotice;
