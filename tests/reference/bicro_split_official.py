@@ -5,7 +5,7 @@ official BiCro split (xu5zhao/BiCro @0231631, `co_train.py: eval_train` with fit
 docs/methods/bicro.md §3.1).
 
 Usage:  git --git-dir=<mirror of xu5zhao/BiCro> archive HEAD -- '*.py' | tar x -C /tmp/bicro_official
-        /usr/bin/python3 tests/reference/bicro_split_official.py /tmp/bicro_official          (sklearn 1.2, torch 1.13)
+        /usr/bin/python3 tests/reference/bicro_split_official.py /tmp/bicro_official          (sklearn 1.2: Debian python3-sklearn; torch 1.13)
         [--from_dump A.txt B.txt]  first (re)writes the fixture's losses from a dump of the run: one line per training
                                    pair "loss normalised posterior clean truly_clean", the values BicroMethod::
                                    begin_epoch had for net A and net B at the last epoch (taken with a temporary print
