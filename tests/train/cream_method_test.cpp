@@ -175,6 +175,23 @@ TEST_F(CreamMethodTest, StepsFollowTheStages) {
   EXPECT_NE(t.table.find("net B alone"), std::string::npos);
 }
 
+// What a data-parallel run's ranks compare at an epoch's start (Method::plan_splits, docs/distributed.md §4.2):
+// nothing in the warm-up, then the clean, hard and noisy sets (0, 1, 2 per pair), not only the clean flags.
+TEST_F(CreamMethodTest, ThePlanSplitIsTheThreeSets) {
+  std::ostringstream log;
+  std::unique_ptr<Method> m = make_method(config(1, 1), log);
+  auto& cream = dynamic_cast<CreamMethod&>(*m);
+  m->begin_epoch(0);
+  EXPECT_TRUE(m->plan_splits(0).empty());
+  m->begin_epoch(1);
+  const std::vector<PlanSplit> p = m->plan_splits(1);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].what, "the clean, hard and noisy sets");
+  EXPECT_EQ(p[0].split.kind, viz::SplitKind::label);
+  ASSERT_EQ(p[0].split.values.size(), cream.parts().size());
+  for (size_t j = 0; j < cream.parts().size(); ++j) EXPECT_EQ(p[0].split.values[j], cream.parts()[j]) << j;
+}
+
 TEST_F(CreamMethodTest, BadFlagsAreRefusedByName) {
   const TrainConfig c = config(10, 15);
   const std::vector<std::string> base = {"train", "--method", "cream", "--data_path", c.data_path, "--data_name",

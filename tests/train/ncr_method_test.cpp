@@ -179,6 +179,26 @@ TEST_F(NcrMethodTest, StepsTrainANetAtATimeAndTheSecondHalfAddsUnlabelledSteps) 
   EXPECT_NE(t.table.find("net B alone"), std::string::npos);
 }
 
+// What a data-parallel run's ranks compare at an epoch's start (Method::plan_splits, docs/distributed.md §4.2):
+// nothing in the warm-up, then both nets' clean flags, each choosing its peer's batches.
+TEST_F(NcrMethodTest, ThePlanSplitsAreBothNetsCleanFlags) {
+  std::ostringstream log;
+  std::unique_ptr<Method> m = make_method(config(), log);
+  auto& net = dynamic_cast<NcrMethod&>(*m);
+  m->begin_epoch(0);
+  EXPECT_TRUE(m->plan_splits(0).empty());
+  m->begin_epoch(1);
+  const std::vector<PlanSplit> p = m->plan_splits(1);
+  ASSERT_EQ(p.size(), 2u);
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(p[static_cast<size_t>(k)].what, std::string("net ") + (k == 0 ? "A" : "B") + "'s clean flags");
+    EXPECT_EQ(p[static_cast<size_t>(k)].split.kind, viz::SplitKind::kept);
+    ASSERT_EQ(p[static_cast<size_t>(k)].split.values.size(), net.clean(k).size());
+    for (size_t j = 0; j < net.clean(k).size(); ++j)
+      EXPECT_EQ(p[static_cast<size_t>(k)].split.values[j], net.clean(k)[j]) << k << " " << j;
+  }
+}
+
 TEST_F(NcrMethodTest, BadFlagsAreRefusedByName) {
   const TrainConfig c = config();
   const std::vector<std::string> base = {"train", "--method", "ncr", "--data_path", c.data_path, "--data_name",

@@ -86,6 +86,13 @@ void check_step_in_epoch(const std::string& method, int64_t epoch, int64_t step,
 void clip_checked_gradients(const std::string& method, int64_t epoch, int64_t step, const std::vector<Tensor>& params,
                             double max_norm);
 
+// One vector of the decisions that choose an epoch's batches (Method::plan_splits): each net's clean flags,
+// CREAM's clean/hard/noisy sets. `what` names it in the data-parallel check's error ("net B's clean flags").
+struct PlanSplit {
+  std::string what;
+  viz::EpochSplit split;
+};
+
 class Method {
  public:
   virtual ~Method() = default;
@@ -133,6 +140,15 @@ class Method {
   virtual std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const {
     (void)epoch;
     return std::nullopt;
+  }
+  // Every vector of decisions begin_epoch(epoch) made that chooses the epoch's batches, for the ranks of a
+  // data-parallel run to compare (train/methods/data_parallel.h, docs/distributed.md §4.2). By default the
+  // epoch_split; a method whose batches follow more than it (NCR's and BiCro's two nets, CREAM's three sets)
+  // reports them all.
+  virtual std::vector<PlanSplit> plan_splits(int64_t epoch) const {
+    std::optional<viz::EpochSplit> s = epoch_split(epoch);
+    if (!s) return {};
+    return {PlanSplit{"the epoch's split", std::move(*s)}};
   }
 };
 

@@ -230,9 +230,10 @@ TrainOutcome train_and_test(Method& method, const TrainConfig& config, run::RunF
     } else {
       info = method.begin_epoch(e);
       pos.in_epoch = true;
-      const std::optional<viz::EpochSplit> split =
-          writer || comm.world_size() > 1 ? method.epoch_split(e) : std::nullopt;
-      check_ranks_plan_one_epoch(comm, e, info.steps, split);  // under mpirun: the ranks planned one epoch
+      const std::optional<viz::EpochSplit> split = writer ? method.epoch_split(e) : std::nullopt;
+      // Under mpirun: the ranks planned one epoch (its step count and every vector of decisions that chose its
+      // batches, Method::plan_splits; docs/distributed.md §4.2).
+      if (comm.world_size() > 1) check_ranks_plan_one_epoch(comm, e, info.steps, method.plan_splits(e));
       // Before epoch_start is logged: a report that finds the record finds the epoch's split (docs/viz.md §4).
       if (split && writer) viz::write_epoch_split(folder.dir(), *split);
       run::MetricRecord r{e, 0, "epoch_start", {{"lr", method.learning_rate()}, {"steps", double(info.steps)}}};

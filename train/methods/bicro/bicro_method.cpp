@@ -327,6 +327,11 @@ std::optional<viz::EpochSplit> BicroMethod::epoch_split(int64_t epoch) const {
   return viz::EpochSplit{epoch, "bicro", viz::SplitKind::kept, {clean_[0].begin(), clean_[0].end()}};
 }
 
+std::vector<PlanSplit> BicroMethod::plan_splits(int64_t epoch) const {
+  if (warmup(epoch) || clean_[0].empty()) return {};
+  return two_nets_plan_splits("bicro", epoch, clean_[0], clean_[1]);
+}
+
 std::string BicroMethod::results_notes() const {
   if (clean_[0].empty()) return "The best validated state is from the warm-up: no split yet.\n";
   std::ostringstream s;

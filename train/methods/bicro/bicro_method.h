@@ -77,6 +77,8 @@ class BicroMethod : public Method {
   bool best_candidate(int64_t epoch) const override { return !warmup(epoch); }
   std::string results_notes() const override;
   std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const override;
+  // Both nets' clean flags: each chooses its peer's batches (docs/distributed.md §4.2).
+  std::vector<PlanSplit> plan_splits(int64_t epoch) const override;
   std::vector<EpochStat> epoch_stats() const override {
     return {{"clean_precision_A", 3, true, true, false}, {"clean_precision_B", 3, true, true, false}};
   }

@@ -8,7 +8,6 @@
 
 #include "autograd/autograd.h"
 #include "train/methods/cream/cream_losses.h"
-#include "train/methods/data_parallel.h"
 #include "train/methods/kit/cycling_batches.h"
 #include "train/methods/ncr/ncr_method.h"
 
@@ -179,12 +178,6 @@ EpochInfo CreamMethod::begin_epoch(int64_t epoch) {
     parts_ = cream_parts(clean[0], clean[1]);
   }
   build_plans(epoch);
-  // Under mpirun the trainer compares the ranks' clean flags (epoch_split) and step counts; a pair that one rank
-  // calls hard and another noisy would change neither yet deal other batches, so the ranks compare the three sets
-  // too (docs/distributed.md §4.2). Nothing in a world of one.
-  if (!warmup(epoch))
-    check_ranks_plan_one_epoch(kit_.comm(), epoch, static_cast<int64_t>(steps_.size()),
-                               viz::EpochSplit{epoch, "cream", viz::SplitKind::label, {parts_.begin(), parts_.end()}});
   epoch_info_ = epoch_info(epoch);
   if (!warmup(epoch) && steps_.empty())
     log_ << "cream: epoch " << epoch << ": the split left no clean pairs; no co-training step (`train_one_epoch`)\n";
@@ -358,6 +351,12 @@ std::optional<viz::EpochSplit> CreamMethod::epoch_split(int64_t epoch) const {
   std::vector<uint8_t> kept(parts_.size());
   for (size_t j = 0; j < parts_.size(); ++j) kept[j] = parts_[j] == 0 ? 1 : 0;
   return viz::EpochSplit{epoch, "cream", viz::SplitKind::kept, {kept.begin(), kept.end()}};
+}
+
+std::vector<PlanSplit> CreamMethod::plan_splits(int64_t epoch) const {
+  if (warmup(epoch) || parts_.empty()) return {};
+  return {PlanSplit{"the clean, hard and noisy sets",
+                    viz::EpochSplit{epoch, "cream", viz::SplitKind::label, {parts_.begin(), parts_.end()}}}};
 }
 
 std::string CreamMethod::results_notes() const {

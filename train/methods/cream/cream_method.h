@@ -61,6 +61,9 @@ class CreamMethod : public Method {
   std::string results_notes() const override;
   // The run folder's splits/: the clean set of the epoch (hard and noisy pairs shown as not kept).
   std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const override;
+  // The clean, hard and noisy sets (labels 0, 1, 2 per pair): a pair that one rank calls hard and another noisy
+  // changes no clean flag yet deals other batches (docs/distributed.md §4.2).
+  std::vector<PlanSplit> plan_splits(int64_t epoch) const override;
   std::vector<EpochStat> epoch_stats() const override {
     return {{"clean_precision", 3, true, true, false}, {"hard_size", 0, true, true, false},
             {"noisy_size", 0, true, true, false}};

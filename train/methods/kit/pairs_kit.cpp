@@ -189,4 +189,12 @@ EvalResult PairsKit::test(models::SgrafModel& m) const {
 
 void PairsKit::write_run_files(const std::string& dir) const { data::save_noise(data_.correspondence, dir); }
 
+std::vector<PlanSplit> two_nets_plan_splits(const std::string& method, int64_t epoch, const std::vector<uint8_t>& clean_a,
+                                            const std::vector<uint8_t>& clean_b) {
+  const auto flags = [&](const std::vector<uint8_t>& c) {
+    return viz::EpochSplit{epoch, method, viz::SplitKind::kept, {c.begin(), c.end()}};
+  };
+  return {PlanSplit{"net A's clean flags", flags(clean_a)}, PlanSplit{"net B's clean flags", flags(clean_b)}};
+}
+
 }  // namespace rematch::train

@@ -43,6 +43,12 @@ struct PairsGenerators {
 void save_pairs_state(TrainingState& state, const SgrafNet& net, const PairsGenerators& gens, int64_t epoch);
 int64_t load_pairs_state(const TrainingState& state, SgrafNet& net, PairsGenerators& gens);
 
+// A co-training epoch's plan splits (Method::plan_splits) of NCR's and BiCro's two nets: net A's clean flags (which
+// choose B's labelled and unlabelled batches) and net B's (A's), named "net A's clean flags" and "net B's clean
+// flags" in the data-parallel check's error (train/methods/data_parallel.h).
+std::vector<PlanSplit> two_nets_plan_splits(const std::string& method, int64_t epoch, const std::vector<uint8_t>& clean_a,
+                                            const std::vector<uint8_t>& clean_b);
+
 // Which matrix a training batch's scores are: the sigmoid scores (SgrafModel::forward), or the logits before the
 // sigmoid (SgrafModel::logits; DECL's evidence is computed from them).
 enum class ScoreKind { Sigmoid, Logits };

@@ -360,6 +360,11 @@ std::optional<viz::EpochSplit> NcrMethod::epoch_split(int64_t epoch) const {
   return viz::EpochSplit{epoch, "ncr", viz::SplitKind::kept, {clean_[0].begin(), clean_[0].end()}};
 }
 
+std::vector<PlanSplit> NcrMethod::plan_splits(int64_t epoch) const {
+  if (warmup(epoch) || clean_[0].empty()) return {};
+  return two_nets_plan_splits("ncr", epoch, clean_[0], clean_[1]);
+}
+
 std::string NcrMethod::results_notes() const {
   if (clean_[0].empty()) return "The best validated state is from the warm-up: no co-divide yet.\n";
   std::ostringstream s;

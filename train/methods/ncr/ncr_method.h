@@ -91,6 +91,8 @@ class NcrMethod : public Method {
   std::string results_notes() const override;
   // The run folder's splits/ (viz/epoch_splits.h): net A's co-divide of the epoch (the split that trains B).
   std::optional<viz::EpochSplit> epoch_split(int64_t epoch) const override;
+  // Both nets' clean flags: each chooses its peer's batches (docs/distributed.md §4.2).
+  std::vector<PlanSplit> plan_splits(int64_t epoch) const override;
   std::vector<EpochStat> epoch_stats() const override {
     return {{"clean_precision_A", 3, true, true, false}, {"clean_precision_B", 3, true, true, false}};
   }
