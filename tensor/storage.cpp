@@ -20,27 +20,31 @@ namespace rematch {
 
 namespace {
 
-// Host blocks of 1 MiB and more are kept after they are freed and handed out again: the smallest cached block
-// that fits a request of at least half its size. A fresh large allocation is an mmap whose pages fault in (and
-// are zeroed by the kernel) on first touch, which costs about as much as one pass over the data: without the
-// cache an elementwise op on 16M floats pays that on every call. (Exact sizes alone missed one request in four
-// in a training run whose batches differ in their longest caption; the half rule misses one in ten, for about
-// 5 % more live bytes at the peak.)
+// Host blocks of 1 MiB and more are kept after they are freed and handed out again. A fresh large allocation is
+// an mmap whose pages fault in (and are zeroed by the kernel) on first touch, which costs about as much as one
+// pass over the data: without the cache an elementwise op on 16M floats pays that on every call. A request takes
+//   1. the smallest cached block that fits it and is at most twice its size, whole;
+//   2. else the head of the smallest larger block, whose tail stays cached;
+//   3. else the cached blocks, largest first, moved next to each other with mremap (their resident pages move
+//      with them: no faults, no zeroing), the last one's tail staying cached, with fresh pages for what they
+//      lack (assemble()).
+// (Exact sizes alone missed one request in four in a training run whose batches differ in their longest caption;
+// the rule of half, 1., one in ten. Before 2. and 3. existed, a step's requests of one size found the cache
+// full of blocks of other sizes: the SAF step of bench/sgraf_step_bench.cpp, reduced dims, mapped 11 blocks
+// afresh a step, 18,500 page faults, with the cache allowed only the high-water mark; now none, 600.)
 //
 // How much is kept (tensor/memory.h): live + cached never exceeds the high-water mark (the most that was live at
-// once since the start or the last release_cached_memory()) and a quarter more. A fresh allocation that would
+// once since the start or the last release_cached_memory()) and a sixteenth more. A fresh allocation that would
 // pass that first gives back the blocks freed longest ago. (It used to keep up to 1 GiB whatever the peak: a run
-// whose batches differ in shape filled it with blocks of sizes it never asked for again.) Why a quarter: at the
-// peak every block is live, and with no room above it the blocks a step frees are not the sizes its next
-// allocations ask for often enough; measured on the SGR step of bench/sgraf_step_bench.cpp (reduced dims), no
-// room gave 26 fresh mappings a step and 0.13-0.24 s of page faults (system time) a step, an eighth 15 and 0.14 s,
-// a quarter 9 and 0.08 s (SAF: 13, 5, 0), for 165, 185, 205 MiB held at the peak (docs/memory.md §3). Blocks
-// above kCacheLimit are never kept, nor more than kCacheLimit in all.
+// whose batches differ in shape filled it with blocks of sizes it never asked for again. Then a quarter above the
+// high-water mark, which 1. alone needed: 9 fresh blocks a step for SGR against 19 with no room, at 25 % more
+// memory held at the peak; with 2. and 3. a sixteenth leaves none: docs/memory.md §3.) Blocks above kCacheLimit
+// are never kept, nor more than kCacheLimit in all.
 //
 // The large blocks are mapped and unmapped directly (mmap/munmap), so that a block given back leaves the
 // resident set at once: from glibc's malloc, a freed block of a few MiB goes back to its heap (the mmap
 // threshold rises with the first such free) and stays resident. Under AddressSanitizer they come from
-// aligned_alloc, which it checks.
+// aligned_alloc, which it checks, and only 1. applies.
 constexpr size_t kCacheMinBlock = size_t(1) << 20;
 constexpr size_t kCacheLimit = size_t(1) << 30;
 
@@ -97,8 +101,8 @@ void unmap_block(void* p, size_t size) {
   else std::free(p);
 }
 
-// What live + cached may reach: the high-water mark and a quarter more (see the comment at the top).
-size_t allowed(const HostCache& c) { return c.high_water + c.high_water / 4; }
+// What live + cached may reach: the high-water mark and a sixteenth more (see the comment at the top).
+size_t allowed(const HostCache& c) { return c.high_water + c.high_water / 16; }
 
 // Gives back the cached block freed longest ago. Called with the lock held.
 void evict_oldest(HostCache& c) {
@@ -108,6 +112,45 @@ void evict_oldest(HostCache& c) {
   unmap_block(oldest->second.data, oldest->first);
   c.cached -= oldest->first;
   c.blocks.erase(oldest);
+}
+
+// A block of `size` bytes made of cached blocks, for a request no cached block serves whole (none is at least
+// as large and at most twice as large): the head of the smallest larger block (its tail stays cached), else the
+// cached blocks, largest first, moved next to each other with mremap (their pages move with them: no page
+// faults, no zeroing), the last one's tail staying cached, and fresh pages for what they lack. Sets *reused to
+// the bytes that came from the cache. Called with the lock held, for mapped blocks only; nullptr when out of
+// memory.
+void* assemble(HostCache& c, size_t size, size_t* reused) {
+  *reused = 0;
+  auto larger = c.blocks.lower_bound(size);
+  if (larger != c.blocks.end()) {
+    const CachedBlock block = larger->second;
+    const size_t tail = larger->first - size;
+    c.blocks.erase(larger);
+    c.blocks.emplace(tail, CachedBlock{static_cast<char*>(block.data) + size, block.freed});
+    c.cached -= size;
+    *reused = size;
+    return block.data;
+  }
+  char* dst = static_cast<char*>(map_block(size));  // its pages are not touched: the moved ones replace them
+  if (dst == nullptr) return nullptr;
+  while (*reused < size && !c.blocks.empty()) {
+    const auto largest = std::prev(c.blocks.end());
+    const CachedBlock block = largest->second;
+    const size_t take = std::min(largest->first, size - *reused), rest = largest->first - take;
+    if (::mremap(block.data, take, take, MREMAP_MAYMOVE | MREMAP_FIXED, dst + *reused) == MAP_FAILED) {
+      // The range may have been unmapped: map it afresh (its pages then fault in as a miss's do).
+      REMATCH_CHECK(::mmap(dst + *reused, size - *reused, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED,
+                    "out of host memory: could not map ", size - *reused, " bytes");
+      break;
+    }
+    c.blocks.erase(largest);
+    if (rest > 0) c.blocks.emplace(rest, CachedBlock{static_cast<char*>(block.data) + take, block.freed});
+    c.cached -= take;
+    *reused += take;
+  }
+  return dst;
 }
 
 void* host_alloc(size_t nbytes) {
@@ -135,6 +178,17 @@ void* host_alloc(size_t nbytes) {
     c.high_water = std::max(c.high_water, c.live);
     c.note_peaks();
     return p;
+  }
+  if (kMapLargeBlocks && c.cached > 0) {
+    size_t reused = 0;
+    void* p = assemble(c, size, &reused);
+    if (p != nullptr) {
+      ++(reused == size ? c.hits : c.misses);
+      c.live += size;
+      c.high_water = std::max(c.high_water, c.live);
+      c.note_peaks();
+      return p;
+    }
   }
   ++c.misses;
   // Stay within the high-water mark: the cached blocks freed longest ago go first.
