@@ -20,8 +20,10 @@
 
 namespace rematch::models {
 
-// 4 Mi values: 16 MB per float32 temporary.
-constexpr int64_t kLocalSimilarityChunkElements = int64_t{1} << 22;
+// 2 Mi values: 8 MiB per float32 temporary. (It was 4 Mi: the backward's three chunk-sized temporaries were then
+// the peak of SAF's one-pass step, 48 of its 114 MiB at the reduced dims of bench/sgraf_step_bench.cpp. The chunks
+// change the order of the sums over images, so one-pass gradients moved by rounding: the golden steps hold.)
+constexpr int64_t kLocalSimilarityChunkElements = int64_t{1} << 21;
 
 // alpha [B_img, B_cap, L, R] (attention_weights), regions [B_img, R, d], words [B_cap, L, d], word_mask bool
 // [B_cap, L], weight [m, d], bias [m] -> [B_img, B_cap, L, m]. Differentiable w.r.t. alpha, regions, words,
