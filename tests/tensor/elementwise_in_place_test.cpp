@@ -77,9 +77,9 @@ TEST(ElementwiseInPlace, AViewOfAContiguousTensorIsWrittenThrough) {
 
 TEST(ElementwiseInPlace, Refusals) {
   const Tensor x = random_tensor({3, 4}, DType::Float32, 5);
-  EXPECT_THROWS_WITH(kernels::binary_(kernels::BinaryOp::Add, kernels::transpose(x, 0, 1), random_tensor({4, 3},
-                                                                                                            DType::Float32, 6)),
-                     "add_ (in place)", "contiguous");
+  const Tensor other = random_tensor({4, 3}, DType::Float32, 6);
+  EXPECT_THROWS_WITH(kernels::binary_(kernels::BinaryOp::Add, kernels::transpose(x, 0, 1), other), "add_ (in place)",
+                     "contiguous");
   EXPECT_THROWS_WITH(kernels::binary_(kernels::BinaryOp::Add, x, kernels::narrow(x, 0, 0, 1)), "add_ (in place)",
                      "shares the destination's storage");
   EXPECT_THROWS_WITH(kernels::binary_(kernels::BinaryOp::Add, kernels::narrow(kernels::clone(x), 0, 0, 1), x),

@@ -1,6 +1,7 @@
 // The host memory counters and the block cache of tensor/storage.cpp (tensor/memory.h): live and cached bytes,
 // the high-water mark the cache stays within, blocks handed back out (whole, split, or moved together), and
-// release_cached_memory giving the resident memory back. The cache is the process's, so every test starts by releasing it and resetting the peaks.
+// release_cached_memory giving the resident memory back. The cache is the process's, so every test starts by
+// releasing it and resetting the peaks.
 #include <gtest/gtest.h>
 
 #include <vector>
