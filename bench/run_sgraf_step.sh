@@ -12,10 +12,11 @@
 # variant: one markdown table of step time, official / this (time), step memory (peak resident set - resident
 # set before the model was built: weights, gradients, inputs, activations, rematch's block cache) with the
 # absolute peak, this / official (step memory), and rematch's own tensor counters over one untimed step (peak
-# tensor memory, saved for backward, temporaries at the peak, cache at the peak; tensor/memory.h); then the
-# issue's targets against the official loop: time official / rematch >= 3 and step memory rematch / official
-# <= 1. Times are wall-clock medians (rematch: 3 repetitions; PyTorch: the timed steps after warm-up); the load
-# average is printed with the table: on a shared machine the ratios are what to compare, not the times.
+# tensor memory, saved for backward, temporaries at the peak, cache at the peak; tensor/memory.h) and its page
+# faults (getrusage); then the issue's targets against the official loop: time official / rematch >= 3 and step
+# memory rematch / official <= 1. Times are wall-clock medians (rematch: 3 repetitions; PyTorch: the timed
+# steps after warm-up); the load average is printed with the table: on a shared machine the ratios are what to
+# compare, not the times.
 # TORCH_ARGS passes flags to the baseline (e.g. "--warmup 1 --min-repeats 1 --min-time 0" at full dims).
 #
 #   cmake -S . -B build -DREMATCH_CUDA=OFF && cmake --build build -j2 --target sgraf_step_bench
@@ -262,8 +263,9 @@ print(f"dims: {dims}; caption lengths 9 + (7b mod 11) (9..19); float32; train mo
       f"{'yes' if verified else 'NO'}")
 print()
 print("| model | implementation | step time | official / this (time) | step memory | peak RSS | this / official "
-      "(step memory) | peak tensor memory | saved for backward | temporaries at the peak | cache at the peak |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "(step memory) | peak tensor memory | saved for backward | temporaries at the peak | cache at the peak | "
+      "page faults a step |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
 def mib(v):
@@ -289,6 +291,8 @@ for model in models.split():
                  mib(step), mib(r.get("peak_rss_MiB")), "-" if mem_ratio is None else f"{mem_ratio:.2f}"]
         cells += [mib(r.get(k)) if ours else "-" for k in ("peak_tensor_MiB", "saved_MiB", "temporaries_MiB",
                                                             "cache_peak_MiB")]
+        faults = r.get("minor_faults") if ours else None
+        cells.append("-" if faults is None else f"{faults:,.0f}")
         print("| " + " | ".join(cells) + " |")
         if ours and official:
             results.append((model.upper(), name.split(",")[1].split("(")[0].strip(), time_ratio, mem_ratio))

@@ -23,7 +23,9 @@
 // handles and fills the block caches; the second is measured with the library's own counters (tensor/memory.h,
 // docs/memory.md §1; MiB): params_MiB, live_before_step_MiB, saved_MiB (live after the forward pass minus
 // before it), peak_tensor_MiB, temporaries_MiB (the peak's rest), cache_peak_MiB, held_peak_MiB, and
-// cache_hits / cache_misses (host blocks of 1 MiB and more reused / mapped afresh in that step). `cotrain_step`
+// cache_hits / cache_misses (host blocks of 1 MiB and more reused / mapped afresh in that step), minor_faults
+// (the pages that step touched for the first time, getrusage's ru_minflt: what the misses cost in the kernel,
+// a count that does not depend on the machine's load as system time does). `cotrain_step`
 // is two SGR nets in one process, a step of each per iteration. Memory counters (MiB,
 // from the device's memory pool, tensor/cuda/runtime.h; the peaks are reset before the model is built):
 //   gpu_peak_MiB           the most held by live tensors: weights, gradients, inputs and the step's
@@ -177,6 +179,7 @@ struct Setup {
   // with the gradients being built).
   struct Breakdown {
     double params = 0, before = 0, saved = 0, peak = 0, cached_peak = 0, held_peak = 0, misses = 0, hits = 0;
+    double minor_faults = 0;  // pages the step touched for the first time (getrusage ru_minflt): fresh blocks
   };
   Breakdown measured_step(Device device) {
     Breakdown b;
@@ -184,12 +187,17 @@ struct Setup {
     model.zero_grad();
     reset_peak_memory_stats(device);
     const MemoryStats start = memory_stats(device);
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const long faults_before = usage.ru_minflt;
     b.before = static_cast<double>(start.live_bytes);
     const Tensor scores = model(images, ids, lengths);
     const Tensor loss = nn::hardest_negative_triplet(scores, 0.2, true);
     b.saved = static_cast<double>(memory_stats(device).live_bytes) - b.before;
     backward(loss);
     loss.item<double>();
+    getrusage(RUSAGE_SELF, &usage);
+    b.minor_faults = static_cast<double>(usage.ru_minflt - faults_before);
     const MemoryStats m = memory_stats(device);
     b.peak = static_cast<double>(m.live_peak_bytes);
     b.cached_peak = static_cast<double>(m.cached_peak_bytes);
@@ -243,6 +251,7 @@ void run_case(benchmark::State& state, models::SimilarityModule module, Device d
   state.counters["held_peak_MiB"] = b.held_peak / kMiB;
   state.counters["cache_misses"] = b.misses;  // host blocks of 1 MiB and more mapped afresh in the measured step
   state.counters["cache_hits"] = b.hits;
+  state.counters["minor_faults"] = b.minor_faults;  // in the measured step: the page faults the misses cost
   const int64_t peak = peak_rss_kib(was_reset);
   state.counters["peak_rss_MiB"] = static_cast<double>(peak) / 1024.0;
   state.counters["step_MiB"] = static_cast<double>(peak - g_start_rss_kib) / 1024.0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tensor/elementwise_in_place.h"
+
 namespace rematch::models {
 namespace {
 
@@ -12,7 +14,9 @@ struct Dims {
 };
 
 // One chunk of images [k0, k0 + n): the attended vectors before l2n (raw = Σ_r α v_r, [n, B_cap·L, d]) and
-// the difference a − w ([n, B_cap, L, d]). Called under NoGradGuard.
+// the difference a − w ([n, B_cap, L, d]). Without a graph being recorded (grad mode off: the forward pass, and
+// a backward without create_graph) the difference is formed in l2n's result in place, and raw is dropped when
+// `keep_raw` is false, so that at most two chunk-sized tensors are live here instead of three.
 struct Chunk {
   Tensor alpha3;   // [n, B_cap·L, R]
   Tensor regions;  // [n, R, d]
@@ -21,12 +25,18 @@ struct Chunk {
 };
 
 Chunk compute_chunk(const Tensor& alpha, const Tensor& regions, const Tensor& words, const Dims& s, int64_t k0,
-                    int64_t n) {
+                    int64_t n, bool keep_raw) {
   Chunk c;
   c.alpha3 = reshape(narrow(alpha, 0, k0, n), {n, s.n_cap * s.n_word, s.n_reg});
   c.regions = narrow(regions, 0, k0, n);
   c.raw = matmul(c.alpha3, c.regions);
-  c.diff = sub(reshape(l2_normalize(c.raw, -1, kNormEps), {n, s.n_cap, s.n_word, s.d}), words);
+  if (grad_enabled()) {  // recorded (create_graph): ops only
+    c.diff = sub(reshape(l2_normalize(c.raw, -1, kNormEps), {n, s.n_cap, s.n_word, s.d}), words);
+    return c;
+  }
+  c.diff = reshape(l2_normalize(c.raw, -1, kNormEps), {n, s.n_cap, s.n_word, s.d});  // fresh, contiguous
+  if (!keep_raw) c.raw = Tensor();
+  kernels::binary_(kernels::BinaryOp::Sub, c.diff, words);  // the same Sub as sub(): the same bits
   return c;
 }
 
@@ -40,6 +50,33 @@ Tensor l2_normalize_backward(const Tensor& g, const Tensor& x) {
   const Tensor d2n = where(at_zero, ones({}, n.dtype(), n.device()), mul(square(denom), n));
   const Tensor coef = where(at_zero, zeros({}, n.dtype(), n.device()), div(sum(mul(g, x), {-1}, true), d2n));
   return sub(div(g, denom), mul(x, coef));
+}
+
+
+// The chunk's gradient for raw, without recording a graph, holding at most three chunk-sized tensors (raw, diff
+// and the gradient being built) where the op-by-op form held seven: d diff = 2·diff·(gy W), formed in place in
+// gy W, then diff is freed and l2n's backward (l2_normalize_backward above, the same ops in the same order) is
+// applied in place. Every elementwise op is the one of the op-by-op form (kernels::binary_ etc. run the same
+// functors), so the gradients are the same to the bit. `g_words`, when defined, takes −Σ_images d diff.
+Tensor raw_gradient_in_place(Chunk& c, const Tensor& gy_c, const Tensor& weight, Tensor* g_words) {
+  using kernels::BinaryOp;
+  Tensor g = reshape(matmul(gy_c, weight), c.diff.sizes());  // fresh, contiguous
+  kernels::binary_(BinaryOp::Mul, g, c.diff);                // diff·(gy W): IEEE products commute
+  c.diff = Tensor();
+  kernels::scalar_op_(kernels::ScalarOp::Mul, g, 2.0);
+  if (g_words) *g_words = sub(*g_words, sum(g, {0}));
+  const Tensor x = c.raw;
+  g = reshape(g, x.sizes());
+  const Tensor n = norm(x, 2, {-1}, true);
+  const Tensor denom = add(n, kNormEps);
+  const Tensor at_zero = eq(n, 0.0);
+  const Tensor d2n = where(at_zero, ones({}, n.dtype(), n.device()), mul(square(denom), n));
+  const Tensor coef = where(at_zero, zeros({}, n.dtype(), n.device()), div(sum(mul(g, x), {-1}, true), d2n));
+  const Tensor x_coef = mul(x, coef);
+  c.raw = Tensor();
+  kernels::binary_(BinaryOp::Div, g, denom);
+  kernels::binary_(BinaryOp::Sub, g, x_coef);
+  return g;
 }
 
 }  // namespace
@@ -74,8 +111,9 @@ Tensor local_similarity(const Tensor& alpha, const Tensor& regions, const Tensor
     const Tensor weight_t = transpose(weight, 0, 1);
     for (int64_t k0 = 0; k0 < s.n_img; k0 += chunk) {
       const int64_t n = std::min(chunk, s.n_img - k0);
-      const Chunk c = compute_chunk(alpha, regions, words, s, k0, n);
-      const Tensor y = add(matmul(reshape(square(c.diff), {n * s.n_cap * s.n_word, s.d}), weight_t), bias);
+      Chunk c = compute_chunk(alpha, regions, words, s, k0, n, false);
+      kernels::unary_(kernels::UnaryOp::Square, c.diff);  // the same Square as square()
+      const Tensor y = add(matmul(reshape(c.diff, {n * s.n_cap * s.n_word, s.d}), weight_t), bias);
       kernels::copy_(narrow(out, 0, k0, n), reshape(y, {n, s.n_cap, s.n_word, s.m}));
     }
     out = where(mask4, out, zero);
@@ -84,9 +122,10 @@ Tensor local_similarity(const Tensor& alpha, const Tensor& regions, const Tensor
   const bool need_alpha = alpha.requires_grad(), need_regions = regions.requires_grad();
   const bool need_words = words.requires_grad(), need_weight = weight.requires_grad();
   const bool need_bias = bias.requires_grad();
-  // Saved: the inputs only. Every pair-level d-wide value is recomputed chunk by chunk. The backward is written
-  // with differentiable ops; with create_graph (grad mode on) the chunks' gradients for alpha and regions are
-  // concatenated, which records them, instead of being written into buffers.
+  // Saved: the inputs only. Every pair-level d-wide value is recomputed chunk by chunk. With create_graph (grad
+  // mode on) the backward is written with differentiable ops, and the chunks' gradients for alpha and regions
+  // are concatenated, which records them, instead of being written into buffers; without it, the chunk's
+  // gradient is formed in place (raw_gradient_in_place), the same ops giving the same bits.
   return record(
       who, {alpha, regions, words, weight, bias}, out,
       [alpha, regions, words, weight, mask4, zero, s, chunk, need_alpha, need_regions, need_words, need_weight,
@@ -105,18 +144,23 @@ Tensor local_similarity(const Tensor& alpha, const Tensor& regions, const Tensor
         for (int64_t k0 = 0; k0 < s.n_img; k0 += chunk) {
           const int64_t n = std::min(chunk, s.n_img - k0);
           const int64_t rows = n * s.n_cap * s.n_word;
-          const Chunk c = compute_chunk(alpha, regions, words, s, k0, n);
+          Chunk c = compute_chunk(alpha, regions, words, s, k0, n, need_alpha || need_regions);
           const Tensor gy_c = reshape(narrow(gy, 0, k0, n), {rows, s.m});
           // y = sq Wᵀ + b: dW = gyᵀ sq, dsq = gy W.
           if (need_weight)
             g_weight = add(g_weight, matmul(transpose(gy_c, 0, 1), reshape(square(c.diff), {rows, s.d})));
           if (!need_inner) continue;
           // sq = diff², diff = a − w: d diff = 2·diff·dsq; dw = −Σ_images d diff; da = d diff.
-          const Tensor g_diff = mul(mul(c.diff, reshape(matmul(gy_c, weight), c.diff.sizes())), 2.0);
-          if (need_words) g_words = sub(g_words, sum(g_diff, {0}));
-          if (!need_alpha && !need_regions) continue;
           // a = l2n(raw), raw = α v: dα = d raw vᵀ, dv = αᵀ d raw.
-          const Tensor g_raw = l2_normalize_backward(reshape(g_diff, {n, s.n_cap * s.n_word, s.d}), c.raw);
+          Tensor g_raw;
+          if (!record_graph && (need_alpha || need_regions)) {
+            g_raw = raw_gradient_in_place(c, gy_c, weight, need_words ? &g_words : nullptr);
+          } else {
+            const Tensor g_diff = mul(mul(c.diff, reshape(matmul(gy_c, weight), c.diff.sizes())), 2.0);
+            if (need_words) g_words = sub(g_words, sum(g_diff, {0}));
+            if (!need_alpha && !need_regions) continue;
+            g_raw = l2_normalize_backward(reshape(g_diff, {n, s.n_cap * s.n_word, s.d}), c.raw);
+          }
           if (need_alpha) {
             const Tensor ga = reshape(matmul(g_raw, transpose(c.regions, 1, 2)), {n, s.n_cap, s.n_word, s.n_reg});
             if (record_graph) alpha_chunks.push_back(ga);

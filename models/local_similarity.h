@@ -7,7 +7,10 @@
 // backward (Σαv, its l2n, the difference, its square: each [B_img·B_cap·L, d], 0.94 GB at batch 128, L = 14,
 // d = 1024; §5.2). This node keeps only its inputs (α is [B_img, B_cap, L, R], 28× smaller than one of them),
 // and both passes walk the images in chunks of at most `chunk_elements` d-wide values, recomputing Σαv,
-// the l2n and the difference for the chunk in backward. Peak extra memory is a few chunk-sized temporaries;
+// the l2n and the difference for the chunk in backward. Peak extra memory is two chunk-sized temporaries in the
+// forward pass and three in backward (without create_graph: the difference and the gradients are formed in
+// place, kernels::binary_; the op-by-op backward held seven, 109 MiB of SAF's 166 MiB step peak at the reduced
+// dims of bench/sgraf_step_bench.cpp);
 // the price is one extra [chunk·B_cap·L, R] x [R, d] product per chunk in backward (≈ 4 % of the node's FLOPs).
 #pragma once
 
@@ -17,8 +20,10 @@
 
 namespace rematch::models {
 
-// 4 Mi values: 16 MB per float32 temporary.
-constexpr int64_t kLocalSimilarityChunkElements = int64_t{1} << 22;
+// 2 Mi values: 8 MiB per float32 temporary. (It was 4 Mi: the backward's three chunk-sized temporaries were then
+// the peak of SAF's one-pass step, 48 of its 114 MiB at the reduced dims of bench/sgraf_step_bench.cpp. The chunks
+// change the order of the sums over images, so one-pass gradients moved by rounding: the golden steps hold.)
+constexpr int64_t kLocalSimilarityChunkElements = int64_t{1} << 21;
 
 // alpha [B_img, B_cap, L, R] (attention_weights), regions [B_img, R, d], words [B_cap, L, d], word_mask bool
 // [B_cap, L], weight [m, d], bias [m] -> [B_img, B_cap, L, m]. Differentiable w.r.t. alpha, regions, words,

@@ -4,6 +4,7 @@
 #include "tensor/cpu/cpu_kernels.h"
 #include "tensor/creation.h"
 #include "tensor/cuda/cuda_kernels.h"
+#include "tensor/elementwise_in_place.h"
 #include "tensor/kernels.h"
 
 namespace rematch::kernels {
@@ -144,6 +145,57 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   if (a.device().is_cuda()) cuda::binary(op, out, expand(a, shape), expand(b, shape));
   else cpu::binary(op, out, expand(a, shape), expand(b, shape));
   return out;
+}
+
+namespace {
+
+// The checks of the in-place forms: dst is written once per element and keeps its dtype.
+void check_in_place(const OpInfo& info, const Tensor& dst) {
+  REMATCH_CHECK(dst.defined(), info.name, "_ (in place): undefined destination");
+  REMATCH_CHECK(dst.is_contiguous(), info.name, "_ (in place): the destination must be contiguous, got ",
+                dst.describe(), "; use the op that returns a new tensor");
+  if (info.accepts == Accepts::Bool)
+    REMATCH_CHECK(dst.dtype() == DType::Bool, info.name, "_ (in place): expected a bool tensor, got ", dst.describe());
+  REMATCH_CHECK(result_dtype(info, dst.dtype()) == dst.dtype(), info.name, "_ (in place): the result is ",
+                dtype_name(result_dtype(info, dst.dtype())), ", the destination ", dst.describe(),
+                "; use the op that returns a new tensor");
+  check_dtype(info, dst.dtype());
+}
+
+}  // namespace
+
+void unary_(UnaryOp op, const Tensor& dst) {
+  const OpInfo info = op_info(op);
+  check_in_place(info, dst);
+  if (dst.numel() == 0) return;
+  if (dst.device().is_cuda()) cuda::unary(op, dst, dst);
+  else cpu::unary(op, dst, dst);
+}
+
+void scalar_op_(ScalarOp op, const Tensor& dst, double s) {
+  const OpInfo info = op_info(op);
+  check_in_place(info, dst);
+  if (dst.numel() == 0) return;
+  if (dst.device().is_cuda()) cuda::scalar_op(op, dst, dst, s);
+  else cpu::scalar_op(op, dst, dst, s);
+}
+
+void binary_(BinaryOp op, const Tensor& dst, const Tensor& b) {
+  const OpInfo info = op_info(op);
+  const char* name = info.name;
+  check_in_place(info, dst);
+  REMATCH_CHECK(b.defined(), name, "_ (in place): undefined input");
+  check_same_device(name, {&dst, &b});
+  REMATCH_CHECK(dst.dtype() == b.dtype(), name, "_ (in place): dtypes differ (", dst.describe(), " and ",
+                b.describe(), "); convert one with to()");
+  REMATCH_CHECK(b.storage() != dst.storage(), name, "_ (in place): the input ", b.describe(),
+                " shares the destination's storage; use the op that returns a new tensor");
+  const Shape shape = broadcast_shapes(dst.sizes(), b.sizes(), name);
+  REMATCH_CHECK(shape == dst.sizes(), name, "_ (in place): ", b.describe(), " does not broadcast to the destination ",
+                dst.describe());
+  if (dst.numel() == 0) return;
+  if (dst.device().is_cuda()) cuda::binary(op, dst, dst, expand(b, shape));
+  else cpu::binary(op, dst, dst, expand(b, shape));
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {

@@ -12,9 +12,10 @@
 // Memory mapped from files (a .npy opened with mmap) and other external buffers are not counted.
 //
 // The host block cache (tensor/storage.cpp) keeps freed blocks of 1 MiB and more only while live + cached stays
-// within the live high-water mark and a quarter more: the tensors never hold more than a quarter above what they
-// held live at their peak since the start or the last release_cached_memory, which gives every cached block back
-// (between epochs, say).
+// within the live high-water mark and a sixteenth more: the tensors never hold more than a sixteenth above what
+// they held live at their peak since the start or the last release_cached_memory, which gives every cached block
+// back (between epochs, say). A request no cached block fits is made of cached blocks (split, or moved together
+// with mremap) before fresh pages are mapped.
 #pragma once
 
 #include <cstddef>

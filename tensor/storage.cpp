@@ -1,5 +1,6 @@
 #include "tensor/storage.h"
 
+#include <malloc.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -20,27 +21,33 @@ namespace rematch {
 
 namespace {
 
-// Host blocks of 1 MiB and more are kept after they are freed and handed out again: the smallest cached block
-// that fits a request of at least half its size. A fresh large allocation is an mmap whose pages fault in (and
-// are zeroed by the kernel) on first touch, which costs about as much as one pass over the data: without the
-// cache an elementwise op on 16M floats pays that on every call. (Exact sizes alone missed one request in four
-// in a training run whose batches differ in their longest caption; the half rule misses one in ten, for about
-// 5 % more live bytes at the peak.)
+// Host blocks of 1 MiB and more are kept after they are freed and handed out again. A fresh large allocation is
+// an mmap whose pages fault in (and are zeroed by the kernel) on first touch, which costs about as much as one
+// pass over the data: without the cache an elementwise op on 16M floats pays that on every call. A request takes
+//   1. the smallest cached block that fits it and is at most a sixteenth larger, whole;
+//   2. else the head of the smallest larger block, whose tail stays cached;
+//   3. else the cached blocks, largest first, moved next to each other with mremap (their resident pages move
+//      with them: no faults, no zeroing), the last one's tail staying cached, with fresh pages for what they
+//      lack (assemble()).
+// (Exact sizes alone, before 2. and 3., missed one request in four in a training run whose batches differ in
+// their longest caption; handing out blocks up to twice the request whole, one in ten, but those blocks count
+// live at their size: 12 MiB of SGR's one-pass step peak at the reduced dims of bench/sgraf_step_bench.cpp.
+// Without 2. and 3. a step's requests of one size found the cache full of blocks of other sizes: the SAF step
+// there mapped 11 blocks afresh a step, 18,500 page faults, with the cache allowed only the high-water mark;
+// with them none, a few hundred faults.)
 //
 // How much is kept (tensor/memory.h): live + cached never exceeds the high-water mark (the most that was live at
-// once since the start or the last release_cached_memory()) and a quarter more. A fresh allocation that would
+// once since the start or the last release_cached_memory()) and a sixteenth more. A fresh allocation that would
 // pass that first gives back the blocks freed longest ago. (It used to keep up to 1 GiB whatever the peak: a run
-// whose batches differ in shape filled it with blocks of sizes it never asked for again.) Why a quarter: at the
-// peak every block is live, and with no room above it the blocks a step frees are not the sizes its next
-// allocations ask for often enough; measured on the SGR step of bench/sgraf_step_bench.cpp (reduced dims), no
-// room gave 26 fresh mappings a step and 0.13-0.24 s of page faults (system time) a step, an eighth 15 and 0.14 s,
-// a quarter 9 and 0.08 s (SAF: 13, 5, 0), for 165, 185, 205 MiB held at the peak (docs/memory.md §3). Blocks
-// above kCacheLimit are never kept, nor more than kCacheLimit in all.
+// whose batches differ in shape filled it with blocks of sizes it never asked for again. Then a quarter above the
+// high-water mark, which 1. alone needed: 9 fresh blocks a step for SGR against 19 with no room, at 25 % more
+// memory held at the peak; with 2. and 3. a sixteenth leaves none: docs/memory.md §3.) Blocks above kCacheLimit
+// are never kept, nor more than kCacheLimit in all.
 //
 // The large blocks are mapped and unmapped directly (mmap/munmap), so that a block given back leaves the
 // resident set at once: from glibc's malloc, a freed block of a few MiB goes back to its heap (the mmap
 // threshold rises with the first such free) and stays resident. Under AddressSanitizer they come from
-// aligned_alloc, which it checks.
+// aligned_alloc, which it checks: 2. and 3. do not apply, and 1. takes blocks up to twice the request.
 constexpr size_t kCacheMinBlock = size_t(1) << 20;
 constexpr size_t kCacheLimit = size_t(1) << 30;
 
@@ -76,8 +83,25 @@ struct HostCache {
   }
 };
 
+// glibc's malloc, which the blocks under 1 MiB come from, by default maps a block of 128 KiB or more afresh and
+// raises that threshold to the largest block freed so far, and gives the top of its heap back past twice the
+// threshold: a loop that allocates and frees the same few hundred KiB gives its pages back and faults them in
+// again on every turn. The caption-by-caption scoring (models/similarity_encoder.cpp) is such a loop: its SGR
+// step at the reduced dims of bench/sgraf_step_bench.cpp took 21,600 page faults (84 MiB of pages zeroed), and
+// takes 1,400 with these settings, for the same step memory: blocks of 1 MiB and more, which this file maps
+// itself, are mapped by malloc too (others' large buffers), smaller ones come from the heap, and the heap keeps
+// up to 8 MiB free at its top.
+void tune_malloc() {
+#if defined(__GLIBC__)
+  if (!kMapLargeBlocks) return;  // AddressSanitizer's allocator: not glibc's
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(kCacheMinBlock));
+  mallopt(M_TRIM_THRESHOLD, 8 << 20);
+#endif
+}
+
 HostCache& host_cache() {
-  static HostCache* cache = new HostCache;  // never destroyed: tensors in static objects may outlive it
+  // Never destroyed: tensors in static objects may outlive it.
+  static HostCache* cache = (tune_malloc(), new HostCache);
   return *cache;
 }
 
@@ -97,8 +121,12 @@ void unmap_block(void* p, size_t size) {
   else std::free(p);
 }
 
-// What live + cached may reach: the high-water mark and a quarter more (see the comment at the top).
-size_t allowed(const HostCache& c) { return c.high_water + c.high_water / 4; }
+// The largest cached block handed out whole for a request of `size` bytes (rule 1 above): a sixteenth more where
+// larger blocks can be split (rule 2), twice as much where they cannot (under AddressSanitizer).
+size_t largest_whole(size_t size) { return kMapLargeBlocks ? size + size / 16 : 2 * size; }
+
+// What live + cached may reach: the high-water mark and a sixteenth more (see the comment at the top).
+size_t allowed(const HostCache& c) { return c.high_water + c.high_water / 16; }
 
 // Gives back the cached block freed longest ago. Called with the lock held.
 void evict_oldest(HostCache& c) {
@@ -108,6 +136,47 @@ void evict_oldest(HostCache& c) {
   unmap_block(oldest->second.data, oldest->first);
   c.cached -= oldest->first;
   c.blocks.erase(oldest);
+}
+
+// A block of `size` bytes made of cached blocks, for a request no cached block serves whole (none is at least
+// as large and at most twice as large): the head of the smallest larger block (its tail stays cached), else the
+// cached blocks, largest first, moved next to each other with mremap (their pages move with them: no page
+// faults, no zeroing), the last one's tail staying cached, and fresh pages for what they lack. Sets *reused to
+// the bytes that came from the cache. Called with the lock held, for mapped blocks only; nullptr when out of
+// memory.
+void* assemble(HostCache& c, size_t size, size_t* reused) {
+  *reused = 0;
+  auto larger = c.blocks.lower_bound(size);
+  if (larger != c.blocks.end()) {
+    const CachedBlock block = larger->second;
+    const size_t tail = larger->first - size;
+    c.blocks.erase(larger);
+    c.blocks.emplace(tail, CachedBlock{static_cast<char*>(block.data) + size, block.freed});
+    c.cached -= size;
+    *reused = size;
+    return block.data;
+  }
+  // An address range only (no access, nothing reserved): the moved blocks replace it, fresh pages its rest.
+  void* range = ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (range == MAP_FAILED) return nullptr;
+  char* dst = static_cast<char*>(range);
+  while (*reused < size && !c.blocks.empty()) {
+    const auto largest = std::prev(c.blocks.end());
+    const CachedBlock block = largest->second;
+    const size_t take = std::min(largest->first, size - *reused), rest = largest->first - take;
+    if (::mremap(block.data, take, take, MREMAP_MAYMOVE | MREMAP_FIXED, dst + *reused) == MAP_FAILED) break;
+    c.blocks.erase(largest);
+    if (rest > 0) c.blocks.emplace(rest, CachedBlock{static_cast<char*>(block.data) + take, block.freed});
+    c.cached -= take;
+    *reused += take;
+  }
+  // Fresh pages for the rest (they fault in on first touch, as a miss's do).
+  if (*reused < size && ::mmap(dst + *reused, size - *reused, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+    ::munmap(dst, size);  // the blocks moved there too (they have left the cache): the caller maps afresh
+    return nullptr;
+  }
+  return dst;
 }
 
 void* host_alloc(size_t nbytes) {
@@ -124,7 +193,7 @@ void* host_alloc(size_t nbytes) {
   }
   std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.blocks.lower_bound(size);
-  if (it != c.blocks.end() && it->first <= 2 * size) {
+  if (it != c.blocks.end() && it->first <= largest_whole(size)) {
     void* p = it->second.data;
     const size_t got = it->first;
     c.blocks.erase(it);
@@ -135,6 +204,17 @@ void* host_alloc(size_t nbytes) {
     c.high_water = std::max(c.high_water, c.live);
     c.note_peaks();
     return p;
+  }
+  if (kMapLargeBlocks && c.cached > 0) {
+    size_t reused = 0;
+    void* p = assemble(c, size, &reused);
+    if (p != nullptr) {
+      ++(reused == size ? c.hits : c.misses);
+      c.live += size;
+      c.high_water = std::max(c.high_water, c.live);
+      c.note_peaks();
+      return p;
+    }
   }
   ++c.misses;
   // Stay within the high-water mark: the cached blocks freed longest ago go first.

@@ -1,6 +1,7 @@
 // The host memory counters and the block cache of tensor/storage.cpp (tensor/memory.h): live and cached bytes,
-// the high-water mark the cache stays within, blocks handed back out, and release_cached_memory giving the
-// resident memory back. The cache is the process's, so every test starts by releasing it and resetting the peaks.
+// the high-water mark the cache stays within, blocks handed back out (whole, split, or moved together), and
+// release_cached_memory giving the resident memory back. The cache is the process's, so every test starts by
+// releasing it and resetting the peaks.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -21,6 +22,21 @@ void start_clean() {
 
 Tensor block_of(size_t mib) { return empty({static_cast<int64_t>(mib * kMiB / 4)}, DType::Float32); }
 
+// Under AddressSanitizer the large blocks come from its allocator, not from mmap (tensor/storage.cpp), and it keeps
+// what is freed in its quarantine: the resident set cannot shrink there.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kUnderAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kUnderAsan = true;
+#else
+constexpr bool kUnderAsan = false;
+#endif
+#else
+constexpr bool kUnderAsan = false;
+#endif
+
+
 TEST(HostMemory, LiveBytesFollowTheTensorsAndAFreedBlockIsCached) {
   start_clean();
   const MemoryStats before = memory_stats(Device::cpu());
@@ -38,7 +54,7 @@ TEST(HostMemory, LiveBytesFollowTheTensorsAndAFreedBlockIsCached) {
   EXPECT_EQ(memory_stats(Device::cpu()).cached_bytes, 0u);
 }
 
-TEST(HostMemory, ACachedBlockIsHandedOutAgainForARequestOfAtLeastHalfItsSize) {
+TEST(HostMemory, ACachedBlockIsHandedOutWholeOrItsHeadIs) {
   start_clean();
   const void* first = nullptr;
   {
@@ -47,7 +63,7 @@ TEST(HostMemory, ACachedBlockIsHandedOutAgainForARequestOfAtLeastHalfItsSize) {
   }
   const MemoryStats before = memory_stats(Device::cpu());
   {
-    const Tensor t = block_of(5);  // at least half of the cached 8 MiB block: handed out whole
+    const Tensor t = block_of(8);  // the same size: handed out whole
     EXPECT_EQ(t.raw_data(), first);
     const MemoryStats m = memory_stats(Device::cpu());
     EXPECT_EQ(m.cache_hits, before.cache_hits + 1);
@@ -56,18 +72,62 @@ TEST(HostMemory, ACachedBlockIsHandedOutAgainForARequestOfAtLeastHalfItsSize) {
   }
   EXPECT_EQ(memory_stats(Device::cpu()).cached_bytes, 8 * kMiB);
   {
-    const Tensor t = block_of(3);  // less than half: a fresh block
+    const Tensor t = block_of(5);  // smaller: its head (under AddressSanitizer the whole block, at least half)
     const MemoryStats m = memory_stats(Device::cpu());
-    EXPECT_EQ(m.cache_hits, before.cache_hits + 1);
-    EXPECT_EQ(m.cache_misses, before.cache_misses + 1);
-    EXPECT_EQ(m.live_bytes, before.live_bytes + 3 * kMiB);
+    EXPECT_EQ(t.raw_data(), first);
+    EXPECT_EQ(m.cache_hits, before.cache_hits + 2);
+    EXPECT_EQ(m.cache_misses, before.cache_misses);
+    EXPECT_EQ(m.live_bytes, before.live_bytes + (kUnderAsan ? 8 : 5) * kMiB);
+    EXPECT_EQ(m.cached_bytes, (kUnderAsan ? 0 : 3) * kMiB);  // the tail stays cached
+  }
+  if (kUnderAsan) {
+    const Tensor t = block_of(3);  // less than half of the cached 8 MiB block: a fresh block
+    EXPECT_EQ(memory_stats(Device::cpu()).cache_misses, before.cache_misses + 1);
   }
 }
 
+// A request larger than every cached block is made of them, moved together with mremap: their pages (and what
+// was written in them) come along, and only what they lack is mapped afresh.
+TEST(HostMemory, ARequestLargerThanEveryCachedBlockIsMadeOfThem) {
+  if (kUnderAsan) GTEST_SKIP() << "under AddressSanitizer the blocks come from its allocator and are not moved";
+  start_clean();
+  {
+    const Tensor a = block_of(4), b = block_of(3);
+    kernels::fill_(a, 1.0);
+    kernels::fill_(b, 2.0);
+  }
+  ASSERT_EQ(memory_stats(Device::cpu()).cached_bytes, 7 * kMiB);
+  const MemoryStats before = memory_stats(Device::cpu());
+  {
+    const Tensor t = block_of(6);  // 4 MiB whole, then the head of the 3 MiB block
+    const MemoryStats m = memory_stats(Device::cpu());
+    EXPECT_EQ(m.cache_hits, before.cache_hits + 1);
+    EXPECT_EQ(m.cache_misses, before.cache_misses);
+    EXPECT_EQ(m.cached_bytes, 1 * kMiB);
+    const float* v = t.data<float>();
+    const int64_t quarter_mib = static_cast<int64_t>(kMiB / 4);
+    EXPECT_EQ(v[0], 1.0f);
+    EXPECT_EQ(v[4 * quarter_mib - 1], 1.0f);
+    EXPECT_EQ(v[4 * quarter_mib], 2.0f);  // the pages moved: not fresh (zero) ones
+    EXPECT_EQ(v[6 * quarter_mib - 1], 2.0f);
+  }
+  const MemoryStats between = memory_stats(Device::cpu());
+  {
+    const Tensor t = block_of(9);  // the 6 + 1 MiB cached, and 2 MiB of fresh pages: a miss
+    kernels::fill_(t, 3.0);      // every page usable
+    const MemoryStats m = memory_stats(Device::cpu());
+    EXPECT_EQ(m.cache_misses, between.cache_misses + 1);
+    EXPECT_EQ(m.cached_bytes, 0u);
+    EXPECT_EQ(m.live_bytes, between.live_bytes + 9 * kMiB);
+  }
+  EXPECT_EQ(memory_stats(Device::cpu()).cached_bytes, 9 * kMiB);
+  EXPECT_EQ(release_cached_memory(Device::cpu()), 9 * kMiB);
+}
+
 // The point of the policy: whatever the sequence of sizes, the tensors and the cache together never hold more
-// than a quarter above what the tensors held live at their peak. (The cache used to keep up to 1 GiB of blocks
-// of sizes that were not asked for again and fails this.)
-TEST(HostMemory, LivePlusCachedNeverPassesAQuarterAboveThePeakOfLiveBytes) {
+// than a sixteenth above what the tensors held live at their peak. (The cache used to keep up to 1 GiB of blocks
+// of sizes that were not asked for again and fails this; then a quarter above, which fails it too.)
+TEST(HostMemory, LivePlusCachedNeverPassesASixteenthAboveThePeakOfLiveBytes) {
   start_clean();
   std::vector<Tensor> kept;
   uint64_t x = 12345;
@@ -81,24 +141,13 @@ TEST(HostMemory, LivePlusCachedNeverPassesAQuarterAboveThePeakOfLiveBytes) {
   kept.clear();
   const MemoryStats m = memory_stats(Device::cpu());
   EXPECT_GT(m.cached_peak_bytes, 0u);
-  EXPECT_LE(m.held_peak_bytes, m.live_peak_bytes + m.live_peak_bytes / 4);
-  EXPECT_LE(m.live_bytes + m.cached_bytes, m.live_peak_bytes + m.live_peak_bytes / 4);
-  EXPECT_GT(m.held_peak_bytes, m.live_peak_bytes);  // the cache did hold blocks at the peak
+  EXPECT_LE(m.held_peak_bytes, m.live_peak_bytes + m.live_peak_bytes / 16);
+  EXPECT_LE(m.live_bytes + m.cached_bytes, m.live_peak_bytes + m.live_peak_bytes / 16);
+  EXPECT_GT(m.cache_hits, 0u);
+  // A fresh mapping takes every cached block first (assemble()), so live + cached only grows with live: the cache
+  // holds nothing above the peak of live bytes (under AddressSanitizer, without it, the sixteenth above).
+  if (!kUnderAsan) EXPECT_EQ(m.held_peak_bytes, m.live_peak_bytes);
 }
-
-// Under AddressSanitizer the large blocks come from its allocator, not from mmap (tensor/storage.cpp), and it keeps
-// what is freed in its quarantine: the resident set cannot shrink there.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUnderAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kUnderAsan = true;
-#else
-constexpr bool kUnderAsan = false;
-#endif
-#else
-constexpr bool kUnderAsan = false;
-#endif
 
 TEST(HostMemory, ReleasingTheCacheGivesTheResidentMemoryBack) {
   start_clean();
