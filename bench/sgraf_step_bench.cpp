@@ -303,6 +303,7 @@ bool parse_dims(const std::string& text, std::vector<Dims>* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rematch::tune_host_malloc();  // as the rematch program does (train/main.cpp)
   g_start_rss_kib = status_kib("VmRSS:");
   std::string dims_flag = "reduced", device_flag = "cpu", budget_flag = "auto";
   std::vector<char*> rest;

@@ -83,25 +83,9 @@ struct HostCache {
   }
 };
 
-// glibc's malloc, which the blocks under 1 MiB come from, by default maps a block of 128 KiB or more afresh and
-// raises that threshold to the largest block freed so far, and gives the top of its heap back past twice the
-// threshold: a loop that allocates and frees the same few hundred KiB gives its pages back and faults them in
-// again on every turn. The caption-by-caption scoring (models/similarity_encoder.cpp) is such a loop: its SGR
-// step at the reduced dims of bench/sgraf_step_bench.cpp took 21,600 page faults (84 MiB of pages zeroed), and
-// takes 1,400 with these settings, for the same step memory: blocks of 1 MiB and more, which this file maps
-// itself, are mapped by malloc too (others' large buffers), smaller ones come from the heap, and the heap keeps
-// up to 8 MiB free at its top.
-void tune_malloc() {
-#if defined(__GLIBC__)
-  if (!kMapLargeBlocks) return;  // AddressSanitizer's allocator: not glibc's
-  mallopt(M_MMAP_THRESHOLD, static_cast<int>(kCacheMinBlock));
-  mallopt(M_TRIM_THRESHOLD, 8 << 20);
-#endif
-}
-
 HostCache& host_cache() {
   // Never destroyed: tensors in static objects may outlive it.
-  static HostCache* cache = (tune_malloc(), new HostCache);
+  static HostCache* cache = new HostCache;
   return *cache;
 }
 
@@ -335,6 +319,24 @@ size_t release_cached_memory(Device device) {
   while (!c.blocks.empty()) evict_oldest(c);
   c.high_water = c.live;
   return released;
+}
+
+// glibc's malloc, which the blocks under 1 MiB come from, by default maps a block of 128 KiB or more afresh and
+// raises that threshold to the largest block freed so far, and gives the top of its heap back past twice the
+// threshold: a loop that allocates and frees the same few hundred KiB gives its pages back and faults them in
+// again on every turn. The caption-by-caption scoring (models/similarity_encoder.cpp) is such a loop: its SGR
+// step at the reduced dims of bench/sgraf_step_bench.cpp took 21,600 page faults (84 MiB of pages zeroed), and
+// takes 1,400 with these settings, for the same step memory: blocks of 1 MiB and more, which this file maps
+// itself, are mapped by malloc too (others' large buffers), smaller ones come from the heap, and the heap keeps
+// up to 8 MiB free at its top. A process-wide setting, so the programs call it (train/main.cpp, bench/sgraf_step_bench.cpp),
+// not the library: a host process such as python with PyTorch keeps glibc's adaptive threshold for its own
+// buffers.
+void tune_host_malloc() {
+#if defined(__GLIBC__)
+  if (!kMapLargeBlocks) return;  // AddressSanitizer's allocator: not glibc's
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(kCacheMinBlock));
+  mallopt(M_TRIM_THRESHOLD, 8 << 20);
+#endif
 }
 
 size_t resident_bytes() { return status_bytes("VmRSS:"); }

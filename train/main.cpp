@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "tensor/memory.h"
 #include "train/cli/app.h"
 
 namespace {
@@ -41,5 +42,6 @@ int main(int argc, char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && runs_parallel_work(argc, argv) &&
       ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0)
     ::execv("/proc/self/exe", argv);
+  rematch::tune_host_malloc();  // tensor/memory.h
   return rematch::cli::run(argc, argv, std::cout, std::cerr);
 }
