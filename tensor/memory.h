@@ -44,9 +44,10 @@ size_t release_cached_memory(Device device);
 size_t resident_bytes();
 size_t peak_resident_bytes();
 
-// Sets glibc's malloc for a program whose tensors are this engine's (tensor/storage.cpp): blocks of 1 MiB and more
-// mapped, the heap's top kept up to 8 MiB. Process-wide: the rematch program and bench/sgraf_step_bench call it at start;
-// a library user (the Python module) keeps its own process's settings. Does nothing under AddressSanitizer.
+// Sets glibc's malloc for a program whose tensors are this engine's (tensor/storage.cpp): blocks of 1 MiB and
+// more mapped, the heap's top kept up to 8 MiB. Process-wide: the rematch program and bench/sgraf_step_bench call
+// it at start; a library user (the Python module) keeps its own process's settings. Does nothing under
+// AddressSanitizer.
 void tune_host_malloc();
 
 }  // namespace rematch

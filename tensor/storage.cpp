@@ -328,9 +328,9 @@ size_t release_cached_memory(Device device) {
 // step at the reduced dims of bench/sgraf_step_bench.cpp took 21,600 page faults (84 MiB of pages zeroed), and
 // takes 1,400 with these settings, for the same step memory: blocks of 1 MiB and more, which this file maps
 // itself, are mapped by malloc too (others' large buffers), smaller ones come from the heap, and the heap keeps
-// up to 8 MiB free at its top. A process-wide setting, so the programs call it (train/main.cpp, bench/sgraf_step_bench.cpp),
-// not the library: a host process such as python with PyTorch keeps glibc's adaptive threshold for its own
-// buffers.
+// up to 8 MiB free at its top. A process-wide setting, so the programs call it (train/main.cpp,
+// bench/sgraf_step_bench.cpp), not the library: a host process such as python with PyTorch keeps glibc's adaptive
+// threshold for its own buffers.
 void tune_host_malloc() {
 #if defined(__GLIBC__)
   if (!kMapLargeBlocks) return;  // AddressSanitizer's allocator: not glibc's
