@@ -11,9 +11,11 @@
 #include "train/methods/mscn/virtual_step.h"
 
 namespace rematch::train {
+
+const char* MscnMethod::net_name(int k) { return k == 0 ? "A" : "B"; }
+
 namespace {
 
-const char* net_name(int k) { return k == 0 ? "A" : "B"; }
 
 // `split_data`'s clamp: ≥ 1 → 1 − 1e-3, ≤ 0 → 1e-3 (the code's `10e-4`).
 double clamp_score(double s) {
@@ -441,99 +443,6 @@ StepResult MscnMethod::train_step(int64_t epoch, int64_t step) {
   r.parts[std::string("train_") + net_name(x)] = r.loss;
   if (!items.empty()) r.parts[std::string("meta_") + net_name(x)] = meta_loss;
   return r;
-}
-
-Tensor MscnMethod::split_scores_of(int k, const data::PrecompDataset& split) {
-  const eval::BlockSize block{kit_.common().eval_batch, kit_.common().eval_batch};
-  parallel::Communicator& comm = kit_.comm();
-  if (comm.world_size() == 1) return mscn_split_scores(net(k), meta(k), split, block);
-  // Each rank's whole blocks of image rows, gathered as they are: one process's matrix byte for byte
-  // (PairsKit::split_scores, docs/distributed.md §3).
-  const int64_t n_img = split.num_captions() / split.captions_per_image();
-  const parallel::RowRange rows = parallel::block_rows(n_img, block.images, comm.rank(), comm.world_size());
-  net(k).eval();  // as mscn_split_rows leaves them, on a rank without rows too
-  meta(k).eval();
-  const Tensor mine = rows.begin < rows.end ? mscn_split_rows(net(k), meta(k), split, rows.begin, rows.end, block)
-                                            : zeros({0, split.num_captions()}, kit_.dtype());
-  return comm.all_gather(mine);
-}
-
-EvalResult MscnMethod::validate() {
-  // `validate`: rSum of the two nets' averaged matrices on the dev subset.
-  const data::PrecompDataset& dev = *kit_.data().dev;
-  const Tensor sa = split_scores_of(0, dev);
-  const Tensor sb = split_scores_of(1, dev);
-  for (int k = 0; k < 2; ++k) {
-    net(k).train();
-    meta(k).train();
-  }
-  const int64_t cpi = dev.captions_per_image();
-  EvalResult r = eval_result(eval::retrieval_metrics(mul(add(sa, sb), 0.5), cpi), "dev (A and B averaged)");
-  for (int k = 0; k < 2; ++k)
-    r.metrics[std::string("rsum_") + net_name(k)] = eval_result(eval::retrieval_metrics(k == 0 ? sa : sb, cpi), "").score;
-  return r;
-}
-
-EvalResult MscnMethod::test() {
-  const data::PrecompDataset& t = *kit_.data().test;
-  const Tensor sa = split_scores_of(0, t);
-  const Tensor sb = split_scores_of(1, t);
-  for (int k = 0; k < 2; ++k) {
-    net(k).train();
-    meta(k).train();
-  }
-  EvalResult r = test_result(mul(add(sa, sb), 0.5), t.captions_per_image(), kit_.common());
-  // Each net alone first, the averaged matrix's table (the headline) last, where results.md ends.
-  std::string tables;
-  for (int k = 0; k < 2; ++k) {
-    const EvalResult one = test_result(k == 0 ? sa : sb, t.captions_per_image(), kit_.common());
-    for (const auto& [key, v] : one.metrics) r.metrics[key + "_" + net_name(k)] = v;
-    tables += std::string("net ") + net_name(k) + " alone\n" + one.table + "\n";
-  }
-  r.table = tables + "A and B averaged (MSCN's reported numbers)\n" + r.table;
-  return r;
-}
-
-void MscnMethod::save_state(TrainingState& s) const {
-  save_pairs_state(s, nets_[0], gens_, epoch_);
-  nets_[1].save(s, "model_B.", "optim_B.");
-  for (int k = 0; k < 2; ++k) {
-    s.put_module(std::string("meta_") + net_name(k) + ".", *meta_[static_cast<size_t>(k)]);
-    s.put_optimizer(std::string("meta_optim_") + net_name(k) + ".", *meta_optim_[static_cast<size_t>(k)]);
-  }
-  // `rematch eval/score --checkpoint` score the two nets each with its meta net, averaged (models/sgraf_checkpoint.h).
-  s.put_entry("model_prefixes", R"(["model.", "model_B."])");
-  s.put_entry("meta_prefixes", R"(["meta_A.", "meta_B."])");
-  s.put_tensor("mscn.prob", from_vector(prob_, {static_cast<int64_t>(prob_.size())}));
-  s.put_int_vector("mscn.clean", std::vector<int64_t>(clean_.begin(), clean_.end()));
-}
-
-void MscnMethod::load_state(const TrainingState& s) {
-  epoch_ = load_pairs_state(s, nets_[0], gens_);
-  nets_[1].load(s, "model_B.", "optim_B.");
-  for (int k = 0; k < 2; ++k) {
-    s.get_module(std::string("meta_") + net_name(k) + ".", *meta_[static_cast<size_t>(k)]);
-    s.get_optimizer(std::string("meta_optim_") + net_name(k) + ".", *meta_optim_[static_cast<size_t>(k)]);
-  }
-  prob_ = to(s.get_tensor("mscn.prob"), DType::Float64).to_vector<double>();
-  const std::vector<int64_t> c = s.get_int_vector("mscn.clean");
-  clean_.assign(c.begin(), c.end());
-  const size_t n = static_cast<size_t>(kit_.train_split().num_captions());
-  REMATCH_CHECK((prob_.empty() && clean_.empty()) || (prob_.size() == n && clean_.size() == n), s.source(),
-                ": 'mscn.prob' and 'mscn.clean' have ", prob_.size(), " and ", clean_.size(), " entries for ", n,
-                " training captions");
-  if (epoch_ < 0) return;
-  REMATCH_CHECK(phase(epoch_).warmup || !clean_.empty(), s.source(), ": epoch ", epoch_, " without a saved split");
-  if (!clean_.empty()) {
-    std::vector<uint8_t> truth, predicted;
-    for (int64_t j : train_captions_) {
-      predicted.push_back(clean_[static_cast<size_t>(j)]);
-      truth.push_back(kit_.correspondence().clean[static_cast<size_t>(j)]);
-    }
-    quality_ = data::split_quality(predicted, truth);
-  }
-  build_plans(epoch_);
-  epoch_info_ = epoch_info(epoch_);
 }
 
 std::optional<viz::EpochSplit> MscnMethod::epoch_split(int64_t epoch) const {

@@ -125,7 +125,8 @@ class MscnMethod : public Method {
   // than 0 under mpirun).
   MetaSim* detached_meta(int x);
   // The [images, captions] matrix of a split under (net k, meta k), its image rows dealt among the ranks.
-  Tensor split_scores_of(int k, const data::PrecompDataset& split);
+  Tensor split_scores_of(int k, const data::PrecompDataset& split);  // mscn_evaluation.cpp
+  static const char* net_name(int k);  // "A", "B"
 
   std::ostream& log_;
   MscnOptions mscn_;

@@ -1,0 +1,59 @@
+// MSCN's validation and test (`validate`, `evalrank` of the official code): each net scored by its meta net, the
+// two matrices averaged; under mpirun each rank scores whole blocks of image rows (docs/distributed.md §3).
+#include "train/methods/mscn/mscn_method.h"
+#include "train/methods/mscn/mscn_scores.h"
+
+namespace rematch::train {
+
+Tensor MscnMethod::split_scores_of(int k, const data::PrecompDataset& split) {
+  const eval::BlockSize block{kit_.common().eval_batch, kit_.common().eval_batch};
+  parallel::Communicator& comm = kit_.comm();
+  if (comm.world_size() == 1) return mscn_split_scores(net(k), meta(k), split, block);
+  // Each rank's whole blocks of image rows, gathered as they are: one process's matrix byte for byte
+  // (PairsKit::split_scores, docs/distributed.md §3).
+  const int64_t n_img = split.num_captions() / split.captions_per_image();
+  const parallel::RowRange rows = parallel::block_rows(n_img, block.images, comm.rank(), comm.world_size());
+  net(k).eval();  // as mscn_split_rows leaves them, on a rank without rows too
+  meta(k).eval();
+  const Tensor mine = rows.begin < rows.end ? mscn_split_rows(net(k), meta(k), split, rows.begin, rows.end, block)
+                                            : zeros({0, split.num_captions()}, kit_.dtype());
+  return comm.all_gather(mine);
+}
+
+EvalResult MscnMethod::validate() {
+  // `validate`: rSum of the two nets' averaged matrices on the dev subset.
+  const data::PrecompDataset& dev = *kit_.data().dev;
+  const Tensor sa = split_scores_of(0, dev);
+  const Tensor sb = split_scores_of(1, dev);
+  for (int k = 0; k < 2; ++k) {
+    net(k).train();
+    meta(k).train();
+  }
+  const int64_t cpi = dev.captions_per_image();
+  EvalResult r = eval_result(eval::retrieval_metrics(mul(add(sa, sb), 0.5), cpi), "dev (A and B averaged)");
+  for (int k = 0; k < 2; ++k)
+    r.metrics[std::string("rsum_") + net_name(k)] = eval_result(eval::retrieval_metrics(k == 0 ? sa : sb, cpi), "").score;
+  return r;
+}
+
+EvalResult MscnMethod::test() {
+  const data::PrecompDataset& t = *kit_.data().test;
+  const Tensor sa = split_scores_of(0, t);
+  const Tensor sb = split_scores_of(1, t);
+  for (int k = 0; k < 2; ++k) {
+    net(k).train();
+    meta(k).train();
+  }
+  EvalResult r = test_result(mul(add(sa, sb), 0.5), t.captions_per_image(), kit_.common());
+  // Each net alone first, the averaged matrix's table (the headline) last, where results.md ends.
+  std::string tables;
+  for (int k = 0; k < 2; ++k) {
+    const EvalResult one = test_result(k == 0 ? sa : sb, t.captions_per_image(), kit_.common());
+    for (const auto& [key, v] : one.metrics) r.metrics[key + "_" + net_name(k)] = v;
+    tables += std::string("net ") + net_name(k) + " alone\n" + one.table + "\n";
+  }
+  r.table = tables + "A and B averaged (MSCN's reported numbers)\n" + r.table;
+  return r;
+}
+
+}  // namespace rematch::train
