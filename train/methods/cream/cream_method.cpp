@@ -299,14 +299,7 @@ EvalResult CreamMethod::test() {
   const Tensor sb = kit_.split_scores(t, net(1));
   net(0).train();
   net(1).train();
-  EvalResult r = test_result(mul(add(sa, sb), 0.5), t.captions_per_image(), kit_.common());
-  r.table = "A and B averaged (CREAM's reported numbers)\n" + r.table;
-  for (int k = 0; k < 2; ++k) {
-    const EvalResult one = test_result(k == 0 ? sa : sb, t.captions_per_image(), kit_.common());
-    for (const auto& [key, v] : one.metrics) r.metrics[key + "_" + net_name(k)] = v;
-    r.table += std::string("\nnet ") + net_name(k) + " alone\n" + one.table;
-  }
-  return r;
+  return two_nets_test_result(sa, sb, t.captions_per_image(), kit_.common(), "CREAM");
 }
 
 void CreamMethod::save_state(TrainingState& s) const {

@@ -24,4 +24,17 @@ EvalResult test_result(const Tensor& sims, int64_t captions_per_image, const Com
   return r;
 }
 
+EvalResult two_nets_test_result(const Tensor& sims_a, const Tensor& sims_b, int64_t captions_per_image,
+                                const CommonOptions& config, const std::string& method) {
+  EvalResult r = test_result(mul(add(sims_a, sims_b), 0.5), captions_per_image, config);
+  std::string tables;
+  for (const char* k : {"A", "B"}) {
+    const EvalResult one = test_result(k[0] == 'A' ? sims_a : sims_b, captions_per_image, config);
+    for (const auto& [key, v] : one.metrics) r.metrics[key + "_" + k] = v;
+    tables += std::string("net ") + k + " alone\n" + one.table + "\n";
+  }
+  r.table = tables + "A and B averaged (" + method + "'s reported numbers)\n" + r.table;
+  return r;
+}
+
 }  // namespace rematch::train

@@ -44,16 +44,7 @@ EvalResult MscnMethod::test() {
     net(k).train();
     meta(k).train();
   }
-  EvalResult r = test_result(mul(add(sa, sb), 0.5), t.captions_per_image(), kit_.common());
-  // Each net alone first, the averaged matrix's table (the headline) last, where results.md ends.
-  std::string tables;
-  for (int k = 0; k < 2; ++k) {
-    const EvalResult one = test_result(k == 0 ? sa : sb, t.captions_per_image(), kit_.common());
-    for (const auto& [key, v] : one.metrics) r.metrics[key + "_" + net_name(k)] = v;
-    tables += std::string("net ") + net_name(k) + " alone\n" + one.table + "\n";
-  }
-  r.table = tables + "A and B averaged (MSCN's reported numbers)\n" + r.table;
-  return r;
+  return two_nets_test_result(sa, sb, t.captions_per_image(), kit_.common(), "MSCN");
 }
 
 }  // namespace rematch::train
