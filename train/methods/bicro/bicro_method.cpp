@@ -260,13 +260,7 @@ EvalResult BicroMethod::validate() {
   const Tensor sb = kit_.split_scores(dev, net(1));
   net(0).train();
   net(1).train();
-  const int64_t cpi = dev.captions_per_image();
-  EvalResult r = eval_result(eval::retrieval_metrics(mul(add(sa, sb), 0.5), cpi), "dev (A and B averaged)");
-  for (int k = 0; k < 2; ++k) {
-    const EvalResult one = eval_result(eval::retrieval_metrics(k == 0 ? sa : sb, cpi), "");
-    r.metrics[std::string("rsum_") + net_name(k)] = one.score;
-  }
-  return r;
+  return two_nets_validation_result(sa, sb, dev.captions_per_image());
 }
 
 EvalResult BicroMethod::test() {

@@ -24,6 +24,14 @@ EvalResult test_result(const Tensor& sims, int64_t captions_per_image, const Com
   return r;
 }
 
+EvalResult two_nets_validation_result(const Tensor& sims_a, const Tensor& sims_b, int64_t captions_per_image) {
+  EvalResult r = eval_result(eval::retrieval_metrics(mul(add(sims_a, sims_b), 0.5), captions_per_image),
+                             "dev (A and B averaged)");
+  r.metrics["rsum_A"] = eval_result(eval::retrieval_metrics(sims_a, captions_per_image), "").score;
+  r.metrics["rsum_B"] = eval_result(eval::retrieval_metrics(sims_b, captions_per_image), "").score;
+  return r;
+}
+
 EvalResult two_nets_test_result(const Tensor& sims_a, const Tensor& sims_b, int64_t captions_per_image,
                                 const CommonOptions& config, const std::string& method) {
   EvalResult r = test_result(mul(add(sims_a, sims_b), 0.5), captions_per_image, config);

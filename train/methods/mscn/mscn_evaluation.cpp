@@ -29,11 +29,7 @@ EvalResult MscnMethod::validate() {
     net(k).train();
     meta(k).train();
   }
-  const int64_t cpi = dev.captions_per_image();
-  EvalResult r = eval_result(eval::retrieval_metrics(mul(add(sa, sb), 0.5), cpi), "dev (A and B averaged)");
-  for (int k = 0; k < 2; ++k)
-    r.metrics[std::string("rsum_") + net_name(k)] = eval_result(eval::retrieval_metrics(k == 0 ? sa : sb, cpi), "").score;
-  return r;
+  return two_nets_validation_result(sa, sb, dev.captions_per_image());
 }
 
 EvalResult MscnMethod::test() {
