@@ -65,12 +65,20 @@ Tensor random_index(const Shape& shape, int64_t high, uint32_t seed, DType dtype
   return ::testing::AssertionFailure() << "gradgradcheck: " << r.message;
 }
 
+namespace {
+// Random float64 values of exactly `shape` (random_tensor reads an empty shape as "one value", [1]; a 0-d output
+// needs a 0-d gradient).
+Tensor random_of_shape(const Shape& shape, uint32_t seed) {
+  return kernels::reshape(random_tensor(shape, DType::Float64, seed), shape);
+}
+}  // namespace
+
 TensorList second_derivatives(const std::function<Tensor(const TensorList&)>& f, const TensorList& inputs,
                               Device device, uint32_t seed) {
   TensorList x;
   for (const Tensor& t : inputs) x.push_back(kernels::to_device(t, device).requires_grad_(true));
   const Tensor y = f(x);
-  Tensor v = kernels::to_device(random_tensor(y.sizes(), DType::Float64, seed), device);
+  Tensor v = kernels::to_device(random_of_shape(y.sizes(), seed), device);
   v.requires_grad_(true);
   GradOptions first;
   first.create_graph = true;
@@ -79,7 +87,7 @@ TensorList second_derivatives(const std::function<Tensor(const TensorList&)>& f,
   Tensor s;
   for (size_t k = 0; k < g.size(); ++k) {
     if (!g[k].defined()) continue;
-    const Tensor w = kernels::to_device(random_tensor(g[k].sizes(), DType::Float64, seed + 1 + k), device);
+    const Tensor w = kernels::to_device(random_of_shape(g[k].sizes(), seed + 1 + static_cast<uint32_t>(k)), device);
     const Tensor term = sum(mul(g[k], w));
     s = s.defined() ? add(s, term) : term;
   }
