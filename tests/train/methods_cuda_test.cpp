@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -87,8 +88,11 @@ bool close(double got, double want, double rtol, double atol) {
 }
 
 // Step for step: the phase and step count of each epoch, its statistics, each step's loss, terms and pairs.
+// Steps of epochs from `loose_from` on are held to `loose_rtol` instead of kLossRtol (a method whose later steps
+// drift further apart between two CPU kernel families than kLossRtol allows; its test says by how much).
 void expect_same_run(const std::vector<EpochRecord>& gpu, const std::vector<EpochRecord>& cpu,
-                     const std::string& what, double stat_rtol = kLossRtol) {
+                     const std::string& what, double stat_rtol = kLossRtol, size_t loose_from = SIZE_MAX,
+                     double loose_rtol = kLossRtol) {
   ASSERT_EQ(gpu.size(), cpu.size()) << what;
   for (size_t e = 0; e < cpu.size(); ++e) {
     const std::string at = what + ", epoch " + std::to_string(e);
@@ -101,17 +105,18 @@ void expect_same_run(const std::vector<EpochRecord>& gpu, const std::vector<Epoc
           << at << ": statistic " << name << " " << got->second << " on the GPU, " << want << " on the CPU";
     }
     ASSERT_EQ(gpu[e].steps.size(), cpu[e].steps.size()) << at;
+    const double rtol = e >= loose_from ? loose_rtol : kLossRtol;
     for (size_t s = 0; s < cpu[e].steps.size(); ++s) {
       const StepResult& g = gpu[e].steps[s];
       const StepResult& c = cpu[e].steps[s];
       const std::string step = at + ", step " + std::to_string(s);
       EXPECT_EQ(g.pairs, c.pairs) << step;
-      EXPECT_TRUE(close(g.loss, c.loss, kLossRtol, kLossAtol))
+      EXPECT_TRUE(close(g.loss, c.loss, rtol, kLossAtol))
           << step << ": loss " << g.loss << " on the GPU, " << c.loss << " on the CPU";
       for (const auto& [name, want] : c.parts) {
         const auto got = g.parts.find(name);
         ASSERT_NE(got, g.parts.end()) << step << ": term " << name << " missing on the GPU";
-        EXPECT_TRUE(close(got->second, want, kLossRtol, kLossAtol))
+        EXPECT_TRUE(close(got->second, want, rtol, kLossAtol))
             << step << ": term " << name << " " << got->second << " on the GPU, " << want << " on the CPU";
       }
     }
@@ -190,7 +195,11 @@ TEST_F(MethodsCuda, CrclRoundsAsOnTheCpu) {
 // NCR (docs/methods/ncr.md): a warm-up epoch (A's batches, then B's), then two co-training epochs: both nets'
 // per-sample losses in eval mode and their Gaussian-mixture splits (clean_size_A/B and precisions are epoch
 // statistics), the rectified labels (eval-mode predictions) and the soft-margin steps; the second co-training epoch
-// is in the second half, so its steps alternate labelled and unlabelled updates.
+// is in the second half, so its steps alternate labelled and unlabelled updates. Those unlabelled steps drift
+// apart between two CPU runs that differ only in the OpenBLAS kernel family (Haswell, Prescott, SkylakeX,
+// Sandybridge): up to 6.4e-4 relative, against at most 3.6e-6 over the first two epochs (measured in the CUDA
+// emulator's build, docs/cuda_emulator.md, where the emulated GPU's run stays within 5.7e-4 of each CPU run), so
+// the second co-training epoch is held to 1e-2 (about 15× the CPU-vs-CPU drift), the first two to kLossRtol.
 TEST_F(MethodsCuda, NcrWarmupSplitAndCoTrainingStepsAsOnTheCpu) {
   SKIP_WITHOUT_CUDA();
   const TrainConfig c = l2rm_test::tiny_config(path("pairs"), [](TrainConfig& t) {
@@ -202,7 +211,7 @@ TEST_F(MethodsCuda, NcrWarmupSplitAndCoTrainingStepsAsOnTheCpu) {
     o.word_dim = 4;
     o.sim_dim = 4;
   });
-  expect_same_run(run_epochs(c, "cuda", 3, 1000), run_epochs(c, "cpu", 3, 1000), "ncr");
+  expect_same_run(run_epochs(c, "cuda", 3, 1000), run_epochs(c, "cpu", 3, 1000), "ncr", kLossRtol, 2, 1e-2);
 }
 
 // CREAM (docs/methods/cream.md): a warm-up epoch (A's batches, then B's, InfoNCE), then two co-training epochs with
