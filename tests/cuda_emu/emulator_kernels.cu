@@ -61,6 +61,16 @@ __global__ void unwritten_shared_kernel(float* out) {
   out[0] = never_written[2];
 }
 
+__global__ void racy_writes_kernel(int* out) {
+  __shared__ int slot;
+  slot = static_cast<int>(threadIdx.x);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    out[0] = slot;
+    out[1] = static_cast<int>(blockIdx.x);
+  }
+}
+
 __global__ void exited_lane_kernel(int* out) {
   if (threadIdx.x == 5) return;
   out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, static_cast<int>(threadIdx.x), 1);
@@ -115,6 +125,11 @@ cudaError_t with_shared(int threads, size_t smem, bool raise, dim3 grid) {
 
 cudaError_t unwritten_shared(float* out) {
   unwritten_shared_kernel<<<1, 32>>>(out);
+  return cudaGetLastError();
+}
+
+cudaError_t racy_writes(int* out, int threads, int blocks) {
+  racy_writes_kernel<<<blocks, threads>>>(out);
   return cudaGetLastError();
 }
 

@@ -23,6 +23,9 @@ cudaError_t grid_sum(int64_t* out, int blocks, int threads);
 cudaError_t with_shared(int threads, size_t smem, bool raise, dim3 grid = dim3(1));
 // out[0] = what a thread reads from a __shared__ float nobody wrote.
 cudaError_t unwritten_shared(float* out);
+// A race: every thread of one block of `threads` writes its index to one shared slot, and after a barrier thread 0
+// copies the slot to out[0]; and every block of `blocks` writes its index to out[1].
+cudaError_t racy_writes(int* out, int threads, int blocks);
 // Faults the emulator stops at: a shuffle naming a lane that has exited; half a warp at __syncthreads and the other
 // half at a shuffle with the whole warp's mask (a deadlock on the GPU); grid.sync() in an ordinary launch.
 cudaError_t shuffle_with_exited_lane();

@@ -3,7 +3,8 @@
 // __syncthreads votes, a cooperative grid barrier; launches the GPU refuses (too many threads, grid y beyond
 // 65,535, dynamic shared memory beyond 48 KiB without the attribute or beyond 227 KiB with it, a cooperative
 // grid larger than can be co-resident) refused with CUDA's errors; the faults it stops at; unwritten memory
-// poisoned; frees and copies checked; cuBLAS's argument checks and beta = 0; CUB's radix order.
+// poisoned; frees and copies checked; a race's outcome turned around by the reverse schedule; cuBLAS's argument
+// checks and beta = 0; CUB's radix order.
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
 
@@ -117,6 +118,23 @@ TEST(Emulator, FreesAndCopiesAreChecked) {
   EXPECT_EQ(cudaFree(d), cudaSuccess);
   EXPECT_EQ(cudaFree(d), cudaErrorInvalidValue);  // a second free
   cudaGetLastError();
+}
+
+// A race's outcome follows the schedule: the last writer wins, which reverses with the schedule.
+TEST(Emulator, TheReverseScheduleTurnsARacesOutcomeAround) {
+  int* d = device_alloc<int>(2);
+  int out[2];
+  ASSERT_EQ(racy_writes(d, 64, 3), cudaSuccess);
+  cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost);
+  EXPECT_EQ(out[0], 63);
+  EXPECT_EQ(out[1], 2);
+  cuda_emu::set_reverse_schedule(true);
+  ASSERT_EQ(racy_writes(d, 64, 3), cudaSuccess);
+  cuda_emu::set_reverse_schedule(false);
+  cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost);
+  EXPECT_EQ(out[0], 0);
+  EXPECT_EQ(out[1], 0);
+  cudaFree(d);
 }
 
 using EmulatorDeathTest = ::testing::Test;

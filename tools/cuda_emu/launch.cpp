@@ -8,8 +8,11 @@
 // reach, grid.sync() outside a cooperative launch, shared memory beyond the block's limit.
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -19,6 +22,7 @@
 #include "tools/cuda_emu/emulator.h"
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define REMATCH_EMU_ASAN 1
 #endif
@@ -118,7 +122,6 @@ struct BlockState {
   size_t static_bytes = 0;
   void* dynamic = nullptr;
   std::vector<int> predicates;  // __syncthreads_count
-  int alive = 0;
 };
 
 struct WarpState {
@@ -216,6 +219,9 @@ void start_fiber(Fiber& f) {
   if (spare_stacks.empty()) spare_stacks.push_back(make_stack());
   f.stack = spare_stacks.back();
   spare_stacks.pop_back();
+#ifdef REMATCH_EMU_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(f.stack.low, kStackBytes);  // the frames of the fiber that used it last
+#endif
   // The frame cuda_emu_switch pops: control words, r15..r12, rbx, rbp, return address; 16-byte aligned so that
   // cuda_emu_fiber_start's call sees the ABI's alignment.
   auto* top = reinterpret_cast<uint64_t*>(f.stack.low + kStackBytes);
@@ -244,12 +250,30 @@ std::string describe_waits(const Run& r, size_t first, size_t count) {
          std::to_string(counts[3]) + " at grid.sync, " + std::to_string(counts[4]) + " exited";
 }
 
+// The order in which ready fibers are resumed between barriers (and blocks are run): thread order, or with
+// REMATCH_CUDA_EMU_SCHEDULE=reverse (or set_reverse_schedule) the reverse, so that a result that depends on the
+// order of threads between two barriers, or of blocks, (a race) comes out differently (docs/cuda_emulator.md).
+std::atomic<int>& schedule() {
+  static std::atomic<int> reverse{[] {
+    const char* v = std::getenv("REMATCH_CUDA_EMU_SCHEDULE");
+    if (v == nullptr || *v == '\0' || std::strcmp(v, "forward") == 0) return 0;
+    if (std::strcmp(v, "reverse") == 0) return 1;
+    std::fprintf(stderr, "cuda emulator: REMATCH_CUDA_EMU_SCHEDULE=%s is neither forward nor reverse\n", v);
+    std::abort();
+  }()};
+  return reverse;
+}
+bool reverse_schedule() { return schedule().load(std::memory_order_relaxed) != 0; }
+
 // Runs fibers [first, first + count) (one block, or every block of a cooperative launch) to the end.
 void run_fibers(Run& r, size_t first, size_t count) {
   for (size_t i = first; i < first + count; ++i) start_fiber(r.fibers[i]);
+  const bool reverse = reverse_schedule();
   for (;;) {
-    for (size_t i = first; i < first + count; ++i)
-      if (r.fibers[i].wait == Wait::Ready) switch_to_fiber(r, r.fibers[i]);
+    for (size_t k = 0; k < count; ++k) {
+      Fiber& f = r.fibers[reverse ? first + count - 1 - k : first + k];
+      if (f.wait == Wait::Ready) switch_to_fiber(r, f);
+    }
     bool released = false, all_done = true;
     // Warps: an exchange completes when every lane of its mask waits at it.
     for (size_t i = first; i < first + count; ++i) {
@@ -325,7 +349,7 @@ cudaError_t check_spec(const LaunchSpec& spec, const FuncInfo& info) {
   if (spec.smem + info.static_smem > kMaxSmemPerBlockOptin) return cudaErrorInvalidConfiguration;
   const int device = stream_device(spec.stream);
   if (device < 0) return cudaErrorInvalidValue;
-  if (device != current_device()) return cudaErrorInvalidValue;  // a stream of another device
+  if (device != current_device()) return cudaErrorInvalidResourceHandle;  // a stream of another device
   return cudaSuccess;
 }
 
@@ -356,7 +380,6 @@ extern "C" void cuda_emu_fiber_main(void* fiber) {
     fault("threw an exception");
   }
   static_cast<Fiber*>(fiber)->wait = Wait::Done;
-  --r.blocks[static_cast<size_t>(static_cast<Fiber*>(fiber)->block)].alive;
   yield(Wait::Done);
   std::abort();  // a finished fiber is never resumed
 }
@@ -397,12 +420,11 @@ cudaError_t launch(const LaunchSpec& spec, void (*invoke)(const void*), const vo
   while (next_block < grid_blocks) {
     // Lay out the threads of the blocks this group runs.
     for (size_t gb = 0; gb < group_blocks; ++gb, ++next_block) {
-      const uint64_t b = next_block;
+      const uint64_t b = reverse_schedule() ? grid_blocks - 1 - next_block : next_block;
       const uint3 bid{static_cast<unsigned>(b % spec.grid.x), static_cast<unsigned>(b / spec.grid.x % spec.grid.y),
                       static_cast<unsigned>(b / (1ull * spec.grid.x * spec.grid.y))};
       BlockState& bs = r.blocks[gb];
       bs.predicates.assign(static_cast<size_t>(threads), 0);
-      bs.alive = threads;
       bs.static_bytes = 0;
       if (spec.smem > 0) {
         void* p = nullptr;
@@ -473,8 +495,11 @@ namespace {
 void arrive(Run& r, unsigned mask, const char* what) {
   Fiber& f = *r.current;
   WarpState& w = r.warps[static_cast<size_t>(f.warp)];
-  if ((mask & ~w.lanes) != 0)
-    fault(std::string(what) + " with mask 0x" + std::to_string(mask) + " naming lanes the block does not have");
+  if ((mask & ~w.lanes) != 0) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08x", mask);
+    fault(std::string(what) + " with mask " + hex + " naming lanes the block does not have");
+  }
   if ((mask & (1u << f.lane)) == 0) fault(std::string(what) + " from a lane its mask does not name");
   if (w.arrived != 0 && w.mask != mask) fault(std::string(what) + ": lanes of one warp passed different masks");
   for (int lane = 0; lane < 32; ++lane) {
@@ -540,6 +565,8 @@ void* static_shared_memory(int id, size_t bytes, size_t align) {
 }
 
 void kernel_fault(const char* what) { fault(what); }
+
+void set_reverse_schedule(bool reverse) { schedule().store(reverse ? 1 : 0); }
 
 cudaError_t func_set_attribute(const void* func, cudaFuncAttribute attr, int value) {
   if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return set_last_error(cudaSuccess);

@@ -215,6 +215,7 @@ const char* cudaGetErrorName(cudaError_t error) {
     case cudaErrorInvalidDeviceFunction: return "cudaErrorInvalidDeviceFunction";
     case cudaErrorNoDevice: return "cudaErrorNoDevice";
     case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
     case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
     case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
     case cudaErrorCooperativeLaunchTooLarge: return "cudaErrorCooperativeLaunchTooLarge";
@@ -231,6 +232,7 @@ const char* cudaGetErrorString(cudaError_t error) {
     case cudaErrorInvalidDeviceFunction: return "invalid device function";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
     case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
@@ -244,13 +246,11 @@ cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t stream) {
   if (device < 0) return set_last_error(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lock(cuda_emu::state_mutex);
   CUmemPoolHandle_st& pool = cuda_emu::pools()[static_cast<size_t>(device)];
-  const uint64_t cached = pool.reserved - pool.used;
   const uint64_t reserved = pool.used + bytes > pool.reserved ? pool.used + bytes : pool.reserved;
   if (reserved > cuda_emu::kTotalBytes) return set_last_error(cudaErrorMemoryAllocation);
   void* p = nullptr;
   if (posix_memalign(&p, 256, std::max<size_t>(bytes, 1)) != 0) return set_last_error(cudaErrorMemoryAllocation);
   std::memset(p, 0xFF, bytes);
-  (void)cached;
   cuda_emu::allocations()[static_cast<const char*>(p)] = cuda_emu::Allocation{bytes, device};
   pool.used += bytes;
   pool.reserved = reserved;

@@ -29,6 +29,7 @@ enum cudaError_t {
   cudaErrorInvalidDeviceFunction = 98,
   cudaErrorNoDevice = 100,
   cudaErrorInvalidDevice = 101,
+  cudaErrorInvalidResourceHandle = 400,
   cudaErrorIllegalAddress = 700,
   cudaErrorLaunchFailure = 719,
   cudaErrorCooperativeLaunchTooLarge = 720,
@@ -209,6 +210,8 @@ unsigned lane_id();
 void* dynamic_shared_memory();
 void* static_shared_memory(int id, size_t bytes, size_t align);
 [[noreturn]] void kernel_fault(const char* what);
+// Resume threads (and run blocks) in reverse order from now on (REMATCH_CUDA_EMU_SCHEDULE=reverse at start).
+void set_reverse_schedule(bool reverse);
 }  // namespace cuda_emu
 
 #define threadIdx (::cuda_emu::thread_idx)
