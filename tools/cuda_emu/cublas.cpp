@@ -36,7 +36,7 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
     return CUBLAS_STATUS_INVALID_VALUE;
   if (alpha == nullptr || beta == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
   const bool round = sizeof(T) == 4 && h->math == CUBLAS_TF32_TENSOR_OP_MATH;
-  const auto in = [round](T v) { return round ? static_cast<T>(tf32(static_cast<float>(v))) : v; };
+  const auto in = [&](T v) { return round ? static_cast<T>(tf32(static_cast<float>(v))) : v; };
   for (int b = 0; b < batch; ++b) {
     const T* a = A + b * sa;
     const T* bm = B + b * sb;
