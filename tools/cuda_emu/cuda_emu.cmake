@@ -21,7 +21,7 @@ target_include_directories(rematch_cuda_emu PUBLIC $<BUILD_INTERFACE:${REMATCH_E
                                             PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_options(rematch_cuda_emu PRIVATE -Wall -Wextra -Wno-unused-parameter)
 set_target_properties(rematch_cuda_emu PROPERTIES POSITION_INDEPENDENT_CODE ON)
-if(REMATCH_SANITIZE)  # the fibers tell AddressSanitizer about their stacks (launch.cpp)
+if(REMATCH_SANITIZE OR REMATCH_FUZZ)  # the fibers tell AddressSanitizer about their stacks (launch.cpp)
   target_compile_options(rematch_cuda_emu PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
 endif()
 

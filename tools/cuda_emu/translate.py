@@ -15,6 +15,7 @@ Anything else in the kernel language that C++ lacks (other inline PTX) is refuse
 usage: translate.py SOURCE OUTPUT
 """
 import itertools
+import os
 import re
 import sys
 
@@ -61,7 +62,7 @@ def main():
         text = f.read()
     pointers = set(POINTER_USES.findall(text))
     lines = text.split("\n")
-    out = [f'#line 1 "{source}"'] + [translate_line(l, f"{source}:{i + 1}", pointers) for i, l in enumerate(lines)]
+    out = [f'#line 1 "{os.path.abspath(source)}"'] + [translate_line(l, f"{source}:{i + 1}", pointers) for i, l in enumerate(lines)]
     text = "\n".join(out)
     try:
         with open(output, encoding="utf-8") as f:
