@@ -43,7 +43,7 @@ TEST(Emulator, BlockSumsThroughSharedMemoryAndShuffles) {
   cudaFree(d_out);
 }
 
-TEST(Emulator, ShufflesFollowCudaLaneArithmetic) {
+TEST(Emulator, ShufflesReadTheirSourceLaneWithinSegments) {
   const int threads = 64, delta = 3, width = 8, src = 5;
   int* d = device_alloc<int>(4 * threads);
   ASSERT_EQ(shuffles(d, threads, delta, width, src), cudaSuccess);
