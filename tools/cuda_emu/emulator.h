@@ -27,4 +27,15 @@ int stream_device(cudaStream_t stream);
 // Records `error` as the one cudaGetLastError returns next, and returns it.
 cudaError_t set_last_error(cudaError_t error);
 
+// What a launch must know of a kernel, keyed by its address (kernel_attributes.cpp): the dynamic shared memory
+// cudaFuncSetAttribute allowed, and the static shared memory its blocks have used (known once it has run one).
+struct FuncInfo {
+  size_t max_dynamic_smem = kDefaultDynamicSmem;
+  size_t static_smem = 0;
+};
+FuncInfo func_info(const void* func);
+void record_static_smem(const void* func, size_t bytes);
+// Blocks of `block_size` threads with `dynamic_smem` bytes each that fit on one SM at once (0: none).
+int blocks_per_sm(const FuncInfo& info, int block_size, size_t dynamic_smem);
+
 }  // namespace cuda_emu

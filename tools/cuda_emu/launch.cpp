@@ -6,72 +6,23 @@
 // this scheduler can see stops the program with the kernel's name: a shuffle whose mask names an exited lane
 // or a lane outside the block, lanes of one warp passing different masks, a barrier some threads can never
 // reach, grid.sync() outside a cooperative launch, shared memory beyond the block's limit.
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "tools/cuda_emu/emulator.h"
+#include "tools/cuda_emu/fiber_stack.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define REMATCH_EMU_ASAN 1
 #endif
-
-// ---- the context switch (x86-64 System V) -------------------------------------------------------------------
-// cuda_emu_switch(save, load): pushes the callee-saved registers and the SSE/x87 control words on the current
-// stack, stores the stack pointer in *save, loads `load` and pops the same frame from there. A new fiber's stack
-// holds such a frame whose return address is cuda_emu_fiber_start, with the fiber in r12.
-extern "C" void cuda_emu_switch(void** save, void* load);
-extern "C" void cuda_emu_fiber_start();
-extern "C" void cuda_emu_fiber_main(void* fiber);
-asm(R"(
-  .text
-  .globl cuda_emu_switch
-  .type cuda_emu_switch, @function
-cuda_emu_switch:
-  pushq %rbp
-  pushq %rbx
-  pushq %r12
-  pushq %r13
-  pushq %r14
-  pushq %r15
-  subq $8, %rsp
-  stmxcsr (%rsp)
-  fnstcw 4(%rsp)
-  movq %rsp, (%rdi)
-  movq %rsi, %rsp
-  ldmxcsr (%rsp)
-  fldcw 4(%rsp)
-  addq $8, %rsp
-  popq %r15
-  popq %r14
-  popq %r13
-  popq %r12
-  popq %rbx
-  popq %rbp
-  ret
-  .size cuda_emu_switch, .-cuda_emu_switch
-
-  .globl cuda_emu_fiber_start
-  .type cuda_emu_fiber_start, @function
-cuda_emu_fiber_start:
-  movq %r12, %rdi
-  call cuda_emu_fiber_main
-  ud2
-  .size cuda_emu_fiber_start, .-cuda_emu_fiber_start
-  .section .note.GNU-stack,"",@progbits
-  .text
-)");
 
 namespace cuda_emu {
 
@@ -81,24 +32,6 @@ thread_local dim3 block_dim;
 thread_local dim3 grid_dim;
 
 namespace {
-
-constexpr size_t kStackBytes = 256 * 1024;
-constexpr size_t kGuardBytes = 4096;
-
-struct Stack {
-  char* low = nullptr;  // lowest usable byte, above the guard page
-};
-
-Stack make_stack() {
-  void* p = mmap(nullptr, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-  if (p == MAP_FAILED) {
-    std::fprintf(stderr, "cuda emulator: cannot map a fiber stack (%zu bytes)\n", kStackBytes);
-    std::abort();
-  }
-  mprotect(p, kGuardBytes, PROT_NONE);  // an overflow faults instead of writing into the next stack
-  return Stack{static_cast<char*>(p) + kGuardBytes};
-}
 
 // Stacks are kept for the next launch of this host thread.
 thread_local std::vector<Stack> spare_stacks;
@@ -130,21 +63,6 @@ struct WarpState {
   unsigned mask = 0;      // the mask of the exchange in progress
   unsigned arrived = 0;   // lanes waiting at it
 };
-
-struct FuncInfo {
-  size_t max_dynamic_smem = kDefaultDynamicSmem;
-  size_t static_smem = 0;  // known once the kernel has run a block
-};
-
-std::mutex func_mutex;
-std::map<const void*, FuncInfo>& funcs() {
-  static std::map<const void*, FuncInfo> table;
-  return table;
-}
-FuncInfo func_info(const void* func) {
-  std::lock_guard<std::mutex> lock(func_mutex);
-  return funcs()[func];
-}
 
 struct Run {
   const LaunchSpec* spec = nullptr;
@@ -222,22 +140,7 @@ void start_fiber(Fiber& f) {
 #ifdef REMATCH_EMU_ASAN
   ASAN_UNPOISON_MEMORY_REGION(f.stack.low, kStackBytes);  // the frames of the fiber that used it last
 #endif
-  // The frame cuda_emu_switch pops: control words, r15..r12, rbx, rbp, return address; 16-byte aligned so that
-  // cuda_emu_fiber_start's call sees the ABI's alignment.
-  auto* top = reinterpret_cast<uint64_t*>(f.stack.low + kStackBytes);
-  uint64_t* frame = top - 8;
-  const uint32_t mxcsr = 0x1F80;
-  const uint16_t fpucw = 0x037F;
-  std::memcpy(frame, &mxcsr, 4);
-  std::memcpy(reinterpret_cast<char*>(frame) + 4, &fpucw, 2);
-  frame[1] = 0;                                         // r15
-  frame[2] = 0;                                         // r14
-  frame[3] = 0;                                         // r13
-  frame[4] = reinterpret_cast<uint64_t>(&f);            // r12: the fiber, for cuda_emu_fiber_start
-  frame[5] = 0;                                         // rbx
-  frame[6] = 0;                                         // rbp
-  frame[7] = reinterpret_cast<uint64_t>(&cuda_emu_fiber_start);
-  f.sp = frame;
+  f.sp = initial_frame(f.stack, &f);
   f.wait = Wait::Ready;
 }
 
@@ -353,15 +256,6 @@ cudaError_t check_spec(const LaunchSpec& spec, const FuncInfo& info) {
   return cudaSuccess;
 }
 
-int blocks_per_sm(const FuncInfo& info, int block_size, size_t dynamic_smem) {
-  if (block_size <= 0 || block_size > kMaxThreadsPerBlock || dynamic_smem > info.max_dynamic_smem) return 0;
-  const size_t per_block = dynamic_smem + info.static_smem + kSmemReservedPerBlock;
-  if (per_block - kSmemReservedPerBlock > kMaxSmemPerBlockOptin) return 0;
-  int blocks = std::min(kMaxBlocksPerSm, kMaxThreadsPerSm / block_size);
-  blocks = std::min<int>(blocks, static_cast<int>(kSmemPerSm / per_block));
-  return blocks;
-}
-
 }  // namespace
 
 }  // namespace cuda_emu
@@ -456,11 +350,7 @@ cudaError_t launch(const LaunchSpec& spec, void (*invoke)(const void*), const vo
       static_bytes = std::max(static_bytes, bs.static_bytes);
       release_block(bs);
     }
-    if (static_bytes > 0) {
-      std::lock_guard<std::mutex> lock(func_mutex);
-      FuncInfo& fi = funcs()[spec.func];
-      fi.static_smem = std::max(fi.static_smem, static_bytes);
-    }
+    if (static_bytes > 0) record_static_smem(spec.func, static_bytes);
   }
   running = outer;
   return cudaSuccess;
@@ -567,34 +457,5 @@ void* static_shared_memory(int id, size_t bytes, size_t align) {
 void kernel_fault(const char* what) { fault(what); }
 
 void set_reverse_schedule(bool reverse) { schedule().store(reverse ? 1 : 0); }
-
-cudaError_t func_set_attribute(const void* func, cudaFuncAttribute attr, int value) {
-  if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return set_last_error(cudaSuccess);
-  if (value < 0 || static_cast<size_t>(value) > kMaxSmemPerBlockOptin) return set_last_error(cudaErrorInvalidValue);
-  std::lock_guard<std::mutex> lock(func_mutex);
-  FuncInfo& fi = funcs()[func];
-  if (static_cast<size_t>(value) + fi.static_smem > kMaxSmemPerBlockOptin) return set_last_error(cudaErrorInvalidValue);
-  fi.max_dynamic_smem = static_cast<size_t>(value);
-  return cudaSuccess;
-}
-
-cudaError_t func_get_attributes(cudaFuncAttributes* attr, const void* func) {
-  if (attr == nullptr || func == nullptr) return set_last_error(cudaErrorInvalidValue);
-  const FuncInfo fi = func_info(func);
-  *attr = cudaFuncAttributes{};
-  attr->sharedSizeBytes = fi.static_smem;
-  attr->maxThreadsPerBlock = kMaxThreadsPerBlock;
-  attr->numRegs = 32;
-  attr->ptxVersion = 90;
-  attr->binaryVersion = 90;
-  attr->maxDynamicSharedSizeBytes = static_cast<int>(fi.max_dynamic_smem);
-  return cudaSuccess;
-}
-
-cudaError_t occupancy_blocks_per_sm(int* blocks, const void* func, int block_size, size_t dynamic_smem) {
-  if (blocks == nullptr || func == nullptr) return set_last_error(cudaErrorInvalidValue);
-  *blocks = blocks_per_sm(func_info(func), block_size, dynamic_smem);
-  return cudaSuccess;
-}
 
 }  // namespace cuda_emu
