@@ -40,6 +40,14 @@ if(NOT REMATCH_NCCL STREQUAL "OFF" AND REMATCH_WITH_CUDA AND NOT REMATCH_CUDA_EM
     target_compile_definitions(rematch_parallel PUBLIC REMATCH_WITH_NCCL=1)
   endif()
 endif()
+# Under the CUDA emulator (docs/cuda_emulator.md) the backend is built on the emulator's NCCL, libnccl.so.emu
+# (tools/cuda_emu/nccl.cpp): the same source, opened from the build's cuda_emu_lib/.
+if(NOT REMATCH_NCCL STREQUAL "OFF" AND REMATCH_CUDA_EMULATED AND REMATCH_WITH_MPI AND TARGET rematch_nccl_emu)
+  set(REMATCH_WITH_NCCL ON)
+  add_dependencies(rematch_parallel rematch_nccl_emu)
+  target_compile_definitions(rematch_parallel PRIVATE REMATCH_NCCL_DIR="${CMAKE_BINARY_DIR}/cuda_emu_lib")
+  target_compile_definitions(rematch_parallel PUBLIC REMATCH_WITH_NCCL=1)
+endif()
 if(REMATCH_NCCL STREQUAL "ON" AND NOT REMATCH_WITH_NCCL)
   message(FATAL_ERROR "REMATCH_NCCL=ON needs the CUDA backend, MPI and NCCL (nccl.h, libnccl under the CUDA root)")
 endif()

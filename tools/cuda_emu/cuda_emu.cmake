@@ -1,6 +1,6 @@
 # The CUDA emulator (docs/cuda_emulator.md), included by CMakeLists.txt in every configuration:
 # - always (when Python 3 is found): the emulator's runtime, the static library rematch_cuda_emu; its cuBLAS,
-#   libcublas.so.emu; and rematch_cuda_emu_translate(), which translates CUDA sources to C++ with translate.py
+#   libcublas.so.emu; its NCCL, libnccl.so.emu; and rematch_cuda_emu_translate(), which translates CUDA sources to C++ with translate.py
 #   (tests/cuda_emu/ checks the emulator itself with them);
 # - with REMATCH_CUDA=EMULATE: each CUDA source and header of tensor/, ot/ and nn/ translated into
 #   <build>/cuda_emu_src/ (same relative paths, found first for quoted includes through -iquote), and
@@ -30,6 +30,14 @@ endif()
 add_library(rematch_cublas_emu SHARED ${REMATCH_EMU_DIR}/cublas.cpp)
 target_include_directories(rematch_cublas_emu PRIVATE ${REMATCH_EMU_DIR}/include)
 set_target_properties(rematch_cublas_emu PROPERTIES OUTPUT_NAME cublas SUFFIX ".so.emu"
+                      LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/cuda_emu_lib)
+# Its NCCL, libnccl.so.emu (ranks are processes of this machine; cmake/parallel.cmake builds the nccl backend on
+# it when MPI is on).
+add_library(rematch_nccl_emu SHARED ${REMATCH_EMU_DIR}/nccl.cpp)
+target_include_directories(rematch_nccl_emu PRIVATE ${REMATCH_EMU_DIR}/include)
+target_compile_options(rematch_nccl_emu PRIVATE -Wall -Wextra)
+target_link_libraries(rematch_nccl_emu PRIVATE rt)
+set_target_properties(rematch_nccl_emu PROPERTIES OUTPUT_NAME nccl SUFFIX ".so.emu"
                       LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/cuda_emu_lib)
 
 # rematch_cuda_emu_translate(OUT_VAR SOURCE...): OUT_VAR = the C++ translations of the CUDA sources SOURCE...
