@@ -13,7 +13,8 @@
 #      (seconds the whole script may take, default 90: the optional cases are skipped when the time left is
 #      short), PYTHON (default python3), RUN_TIMEOUT (seconds one run may take before it counts as hung,
 #      default 120), GPU_DEVICE (default cuda; cpu runs the "GPU" cases on the CPU, to try this script on a
-#      machine without a GPU: the nccl cases then fail with the program's refusal).
+#      machine without a GPU: the nccl cases then fail with the program's refusal), GPUS (how many GPUs a rank
+#      sees; default: the lines of `nvidia-smi -L`; the CUDA emulator's rehearsal sets it to REMATCH_CUDA_EMU_DEVICES).
 #
 # Cases (in this order; "ref" runs are one process with the same flags, not under mpirun):
 #   collectives mpi cpu on 2 ranks                   the control: the bundle's mpirun and the MPI backend work
@@ -21,7 +22,8 @@
 #   collectives mpi cuda on 2 ranks                  CUDA tensors staged through host memory, one GPU shared
 #   collectives nccl cuda on 1 rank                  NCCL (libnccl.so.2 from LD_LIBRARY_PATH), id through MPI
 #   nccl on 2 ranks                                  one GPU: refused at the start, naming both ranks; 2 or more
-#                                                    GPUs: the collectives on 2 ranks
+#                                                    GPUs: the collectives on 2 ranks, and each training case
+#                                                    below on 2 nccl ranks too
 #   train triplet/SGR, l2rm/SAF --device cuda:       2 ranks --dist_backend mpi vs 1 process --device cuda,
 #                                                    1 rank --dist_backend nccl vs the same one-process run
 #   optional (when LIMIT leaves time): ncr/SGR, decl/SAF, crcl/SAF, rcsl, triplet/SAF, l2rm/SGR, infonce/SGR the
@@ -43,6 +45,7 @@ LIMIT=${LIMIT:-90}
 PYTHON=${PYTHON:-python3}
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
 dev=${GPU_DEVICE:-cuda}
+GPUS=${GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
 TOL=2e-5
 TOL_L2RM=2e-4
 start=$SECONDS
@@ -137,9 +140,8 @@ PYEOF
 # on one GPU, the refusal the nccl backend gives when two ranks would share it (parallel::ranks_sharing_a_gpu),
 # within the run's time limit, naming both ranks.
 nccl_pair() {
-  local gpus t0=$SECONDS log="$W/collectives_nccl_2_ranks.log" rc
-  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-  if ((gpus >= 2)); then
+  local t0=$SECONDS log="$W/collectives_nccl_2_ranks.log" rc
+  if ((GPUS >= 2)); then
     collectives "collectives nccl $dev 2 ranks" nccl "$dev" 2
     return
   fi
@@ -259,6 +261,7 @@ else
       fi
       training "$m" "$mod" mpi "$dev" 2
       training "$m" "$mod" nccl "$dev" 1
+      ((GPUS >= 2)) && training "$m" "$mod" nccl "$dev" 2
       per_case=$((SECONDS - t0 > per_case ? SECONDS - t0 : per_case))
     done
   else
