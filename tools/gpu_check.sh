@@ -162,7 +162,9 @@
 # failed or was left for a later call.
 # Env: JOBS (default 16), BUDGET (seconds, default 395), BUILD_DIR (default build-gpu), PYTHON (default
 # python3), SANITIZER (compute-sanitizer to use; default: the one on PATH or under /usr/local/cuda),
-# NO_PREBUILT=1 (build there even when prebuilt binaries came along), PREBUILD_JOBS (--prebuild; default nproc).
+# NO_PREBUILT=1 (build there even when prebuilt binaries came along), PREBUILD_JOBS (--prebuild; default nproc),
+# TEST_TIMEOUT (seconds a test may take in the ctest stages; default each stage's own: 120 tests, 300 large, 240
+# cpu-tests; the CUDA emulator's rehearsal, tools/cuda_emu/rehearse_gpu_check.sh, raises it).
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -789,7 +791,7 @@ stage_build() {
 # ctest's count line, failed when a test failed, nothing ran, or a test skipped for want of a device while
 # nvidia-smi lists a GPU (read from Testing/Temporary/LastTest.log, where ctest keeps every test's output).
 run_ctest() {
-  local stage="$1" per_test="$2" parallel="$3"
+  local stage="$1" per_test="${TEST_TIMEOUT:-$2}" parallel="$3"
   shift 3
   local limit log="$out/tests.log" part="$out/tests.log.part" temp="$build_dir/Testing/Temporary"
   limit="$(stage_limit "$stage")"

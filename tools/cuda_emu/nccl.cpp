@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdarg>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -78,11 +79,13 @@ struct ncclComm {
 
 namespace {
 
-template <class... A>
-void warn(int rank, const char* call, const char* fmt, A... args) {
-  std::fprintf(stderr, "NCCL emulator: rank %d: %s: ", rank, call);
-  std::fprintf(stderr, fmt, args...);
-  std::fprintf(stderr, "\n");
+__attribute__((format(printf, 3, 4))) void warn(int rank, const char* call, const char* fmt, ...) {
+  char text[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(text, sizeof text, fmt, args);
+  va_end(args);
+  std::fprintf(stderr, "NCCL emulator: rank %d: %s: %s\n", rank, call, text);
   std::fflush(stderr);
 }
 

@@ -11,7 +11,8 @@
 #   step, score, sinkhorn, sinkhorn-large, ops and python measure against PyTorch or cuBLAS on the GPU, which this
 #   machine lacks; memcheck and racecheck need compute-sanitizer and a GPU)
 # The targets the stages need are built first. Env: REMATCH_CUDA_EMU_DEVICES (default 1, as on the lent machine;
-# 2 or more adds the dist stage's nccl cases on 2 ranks), BUDGET (seconds, default 3600), JOBS (default nproc).
+# 2 or more adds the dist stage's nccl cases on 2 ranks), BUDGET (seconds, default 3600), JOBS (default nproc),
+# TEST_TIMEOUT (seconds a test may take, default 1200: the method-level GPU tests take minutes here).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -61,4 +62,5 @@ esac
 EOF
 chmod +x "$shim/nvidia-smi"
 export REMATCH_CUDA_EMU_DEVICES="${REMATCH_CUDA_EMU_DEVICES:-1}"
-PATH="$shim:$PATH" BUILD_DIR="$build" BUDGET="${BUDGET:-3600}" JOBS="${JOBS:-$(nproc)}" "$root/tools/gpu_check.sh" "$@"
+PATH="$shim:$PATH" BUILD_DIR="$build" BUDGET="${BUDGET:-3600}" JOBS="${JOBS:-$(nproc)}" \
+  TEST_TIMEOUT="${TEST_TIMEOUT:-1200}" "$root/tools/gpu_check.sh" "$@"
