@@ -28,7 +28,10 @@ if ! grep -q '^REMATCH_CUDA:STRING=EMULATE$' "$build/CMakeCache.txt" 2>/dev/null
   exit 2
 fi
 
-tests="tensor_tests autograd_tests nn_tests ot_tests models_tests train_tests"
+# With MPI the GPU tests include ParallelMpiCudaEmulated.*, which run parallel_mpi_collectives.
+mpi=""
+cmake --build "$build" --target help 2>/dev/null | grep -q 'parallel_mpi_collectives' && mpi=parallel_mpi_collectives
+tests="tensor_tests autograd_tests nn_tests ot_tests models_tests train_tests $mpi"
 targets=""
 for s in "$@"; do
   case "$s" in
@@ -36,8 +39,7 @@ for s in "$@"; do
     cpu-tests) targets+=" $tests rematch_cli" ;;
     methods | demo) targets+=" rematch_cli" ;;
     dist)
-      grep -q '^REMATCH_MPI:STRING=ON$' "$build/CMakeCache.txt" ||
-        { echo "rehearse_gpu_check: dist needs $build configured with -DREMATCH_MPI=ON" >&2; exit 2; }
+      [[ -n "$mpi" ]] || { echo "rehearse_gpu_check: dist needs $build configured with MPI (-DREMATCH_MPI=ON)" >&2; exit 2; }
       targets+=" rematch_cli parallel_mpi_collectives" ;;
     *)
       echo "rehearse_gpu_check: stage $s cannot be rehearsed here (the usage says why)" >&2
