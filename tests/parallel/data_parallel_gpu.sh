@@ -14,7 +14,8 @@
 #      short), PYTHON (default python3), RUN_TIMEOUT (seconds one run may take before it counts as hung,
 #      default 120), GPU_DEVICE (default cuda; cpu runs the "GPU" cases on the CPU, to try this script on a
 #      machine without a GPU: the nccl cases then fail with the program's refusal), GPUS (how many GPUs a rank
-#      sees; default: the lines of `nvidia-smi -L`; the CUDA emulator's rehearsal sets it to REMATCH_CUDA_EMU_DEVICES).
+#      sees; default: the lines of `nvidia-smi -L`, which under tools/cuda_emu/rehearse_gpu_check.sh lists the
+#      emulator's REMATCH_CUDA_EMU_DEVICES).
 #
 # Cases (in this order; "ref" runs are one process with the same flags, not under mpirun):
 #   collectives mpi cpu on 2 ranks                   the control: the bundle's mpirun and the MPI backend work

@@ -12,7 +12,8 @@
 #   machine lacks; memcheck and racecheck need compute-sanitizer and a GPU)
 # The targets the stages need are built first. Env: REMATCH_CUDA_EMU_DEVICES (default 1, as on the lent machine;
 # 2 or more adds the dist stage's nccl cases on 2 ranks), BUDGET (seconds, default 3600), JOBS (default nproc),
-# TEST_TIMEOUT (seconds a test may take, default 1200: the method-level GPU tests take minutes here).
+# TEST_TIMEOUT (seconds a test may take, default 1200: the method-level GPU tests take minutes here), DIMS and
+# METHODS (bench/run_methods_cuda.sh's; DIMS default reduced: at full size one method's run takes hours here).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -58,11 +59,13 @@ n=${REMATCH_CUDA_EMU_DEVICES:-1}
 case "$*" in
   -L) i=0; while [ "$i" -lt "$n" ]; do echo "GPU $i: CUDA emulator, tools/cuda_emu (UUID: GPU-emulated-$i)"; i=$((i + 1)); done ;;
   *compute_mode*) echo "Default" ;;
+  *noheader*) echo "CUDA emulator, tools/cuda_emu" ;;
   *--query-gpu*) echo "name"; echo "CUDA emulator, tools/cuda_emu" ;;
   *) echo "CUDA emulator (tools/cuda_emu/rehearse_gpu_check.sh): no real GPU" ;;
 esac
 EOF
 chmod +x "$shim/nvidia-smi"
 export REMATCH_CUDA_EMU_DEVICES="${REMATCH_CUDA_EMU_DEVICES:-1}"
+export DIMS="${DIMS:-reduced}"  # bench/run_methods_cuda.sh (methods, demo) at its CPU-sized smoke size
 PATH="$shim:$PATH" BUILD_DIR="$build" BUDGET="${BUDGET:-3600}" JOBS="${JOBS:-$(nproc)}" \
   TEST_TIMEOUT="${TEST_TIMEOUT:-1200}" "$root/tools/gpu_check.sh" "$@"
