@@ -13,7 +13,8 @@
 # The targets the stages need are built first. Env: REMATCH_CUDA_EMU_DEVICES (default 1, as on the lent machine;
 # 2 or more adds the dist stage's nccl cases on 2 ranks), BUDGET (seconds, default 3600), JOBS (default nproc),
 # TEST_TIMEOUT (seconds a test may take, default 1200: the method-level GPU tests take minutes here), DIMS and
-# METHODS (bench/run_methods_cuda.sh's; DIMS default reduced: at that size triplet on SGR already takes ~5 minutes here).
+# METHODS (bench/run_methods_cuda.sh's; DIMS default reduced: at that size triplet on SGR already takes ~5
+# minutes here).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
