@@ -37,6 +37,10 @@ add_library(rematch_nccl_emu SHARED ${REMATCH_EMU_DIR}/nccl.cpp)
 target_include_directories(rematch_nccl_emu PRIVATE ${REMATCH_EMU_DIR}/include)
 target_compile_options(rematch_nccl_emu PRIVATE -Wall -Wextra)
 target_link_libraries(rematch_nccl_emu PRIVATE rt)
+if(REMATCH_SANITIZE OR REMATCH_FUZZ)  # tests/cuda_emu/nccl_emulator_test.cpp runs under them
+  target_compile_options(rematch_nccl_emu PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
+  target_link_options(rematch_nccl_emu PRIVATE -fsanitize=address,undefined)
+endif()
 set_target_properties(rematch_nccl_emu PROPERTIES OUTPUT_NAME nccl SUFFIX ".so.emu"
                       LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/cuda_emu_lib)
 
