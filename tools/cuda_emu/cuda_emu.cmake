@@ -18,7 +18,7 @@ set(REMATCH_EMU_SRC ${CMAKE_CURRENT_BINARY_DIR}/cuda_emu_src)
 
 add_library(rematch_cuda_emu STATIC ${REMATCH_EMU_DIR}/launch.cpp ${REMATCH_EMU_DIR}/fiber_stack.cpp
                                    ${REMATCH_EMU_DIR}/kernel_attributes.cpp
-                                   ${REMATCH_EMU_DIR}/runtime_api.cpp)
+                                   ${REMATCH_EMU_DIR}/runtime_api.cpp ${REMATCH_EMU_DIR}/digest.cpp)
 target_include_directories(rematch_cuda_emu PUBLIC $<BUILD_INTERFACE:${REMATCH_EMU_DIR}/include>
                                             PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_options(rematch_cuda_emu PRIVATE -Wall -Wextra -Wno-unused-parameter)

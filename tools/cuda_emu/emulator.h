@@ -38,4 +38,8 @@ void record_static_smem(const void* func, size_t bytes);
 // Blocks of `block_size` threads with `dynamic_smem` bytes each that fit on one SM at once (0: none).
 int blocks_per_sm(const FuncInfo& info, int block_size, size_t dynamic_smem);
 
+// With REMATCH_CUDA_EMU_DIGEST=FILE, the bytes of every copy from device to host memory go into the process's
+// digest, appended to FILE at exit (digest.cpp); otherwise nothing.
+void digest_copy(const void* src, size_t bytes);
+
 }  // namespace cuda_emu

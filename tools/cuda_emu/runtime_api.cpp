@@ -90,11 +90,13 @@ void settle_all() {
   for (auto& pool : pools()) settle(pool);
 }
 
-cudaError_t check_copy(void* dst, const void* src, size_t bytes) {
+// Sets *to_host when the copy reads device memory into host memory.
+cudaError_t check_copy(void* dst, const void* src, size_t bytes, bool* to_host) {
   std::lock_guard<std::mutex> lock(state_mutex);
   bool overrun_dst = false, overrun_src = false;
-  find_allocation(dst, bytes, &overrun_dst);
-  find_allocation(src, bytes, &overrun_src);
+  const bool dst_on_device = find_allocation(dst, bytes, &overrun_dst) != nullptr;
+  const bool src_on_device = find_allocation(src, bytes, &overrun_src) != nullptr;
+  *to_host = src_on_device && !dst_on_device;
   if (overrun_dst || overrun_src) return cudaErrorInvalidValue;
   const char* d = static_cast<const char*>(dst);
   const char* s = static_cast<const char*>(src);
@@ -286,9 +288,11 @@ cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t stream) {
   if (bytes == 0) return cudaSuccess;
   if (dst == nullptr || src == nullptr || cuda_emu::stream_device(stream) < 0) return set_last_error(cudaErrorInvalidValue);
-  const cudaError_t err = cuda_emu::check_copy(dst, src, bytes);
+  bool to_host = false;
+  const cudaError_t err = cuda_emu::check_copy(dst, src, bytes, &to_host);
   if (err != cudaSuccess) return set_last_error(err);
   std::memcpy(dst, src, bytes);
+  if (to_host) cuda_emu::digest_copy(src, bytes);
   return cudaSuccess;
 }
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
