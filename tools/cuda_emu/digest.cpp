@@ -21,7 +21,7 @@ struct Digest {
   uint64_t sum = 0, bytes = 0, copies = 0;
 };
 Digest& digest() {
-  static Digest* d = new Digest;  // never destroyed: write_digest runs after static destructors may have
+  static Digest* d = new Digest;  // never destroyed: write_digest, run at exit, may come after static destructors
   return *d;
 }
 const char* digest_file() {
