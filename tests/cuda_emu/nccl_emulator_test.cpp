@@ -45,7 +45,7 @@ std::vector<int> on_ranks(int ranks, const std::function<int(int, ncclComm_t&)>&
 }
 
 TEST(NcclEmulator, AllReduceSumsInRankOrderAcrossChunks) {
-  // 300,000 floats: more than one 1 MiB slot, so the sum moves in three chunks.
+  // 300,000 floats (1.2 MB): more than one 1 MiB slot, so the sum moves in two chunks.
   const size_t n = 300000;
   const auto codes = on_ranks(3, [n](int r, ncclComm_t comm) {
     std::vector<float> x(n), sum(n);

@@ -227,6 +227,23 @@ void reduce_chunk_of(ncclDataType_t type, const ncclComm* c, ncclRedOp_t op, siz
   }
 }
 
+// Moves `bytes` through the slots in chunks of at most `chunk` bytes: put(offset, n) fills a slot, then (every
+// rank's slot filled) take(offset, n) reads the slots. At least one round even for 0 bytes: the barriers after
+// agree() are what keep one call's posting apart from the next.
+template <class Put, class Take>
+ncclResult_t in_chunks(ncclComm* c, const char* call, size_t bytes, size_t chunk, Put put, Take take) {
+  size_t done = 0;
+  do {
+    const size_t n = bytes - done < chunk ? bytes - done : chunk;
+    if (n) put(done, n);
+    if (const ncclResult_t r = barrier(c, call)) return r;
+    if (n) take(done, n);
+    if (const ncclResult_t r = barrier(c, call)) return r;
+    done += n;
+  } while (done < bytes);
+  return ncclSuccess;
+}
+
 std::string segment_name(const ncclUniqueId& id) {
   std::string name = "/";
   for (size_t i = 0; i < sizeof id.internal && id.internal[i]; ++i) {
@@ -334,17 +351,11 @@ ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataT
     return ncclInvalidArgument;
   }
   if (const ncclResult_t r = agree(c, Call{kAllReduce, static_cast<int64_t>(count), type, op, -1})) return r;
-  const size_t size = type_size(type), per_chunk = kSlotBytes / size;
-  size_t done = 0;
-  do {  // at least once: the barriers after agree() are what keep the calls apart
-    const size_t n = count - done < per_chunk ? count - done : per_chunk;
-    if (n) std::memcpy(c->slot(c->rank), static_cast<const unsigned char*>(send) + done * size, n * size);
-    if (const ncclResult_t r = barrier(c, call)) return r;
-    reduce_chunk_of(type, c, op, n, static_cast<unsigned char*>(recv) + done * size);
-    if (const ncclResult_t r = barrier(c, call)) return r;
-    done += n;
-  } while (done < count);
-  return ncclSuccess;
+  const size_t size = type_size(type);
+  return in_chunks(
+      c, call, count * size, kSlotBytes / size * size,
+      [&](size_t at, size_t n) { std::memcpy(c->slot(c->rank), static_cast<const unsigned char*>(send) + at, n); },
+      [&](size_t at, size_t n) { reduce_chunk_of(type, c, op, n / size, static_cast<unsigned char*>(recv) + at); });
 }
 
 ncclResult_t ncclAllGather(const void* send, void* recv, size_t sendcount, ncclDataType_t type, ncclComm_t c,
@@ -353,17 +364,13 @@ ncclResult_t ncclAllGather(const void* send, void* recv, size_t sendcount, ncclD
   if (const ncclResult_t r = check_common(c, call, send, recv, sendcount, type)) return r;
   if (const ncclResult_t r = agree(c, Call{kAllGather, static_cast<int64_t>(sendcount), type, -1, -1})) return r;
   const size_t bytes = sendcount * type_size(type);
-  size_t done = 0;
-  do {
-    const size_t n = bytes - done < kSlotBytes ? bytes - done : kSlotBytes;
-    if (n) std::memcpy(c->slot(c->rank), static_cast<const unsigned char*>(send) + done, n);
-    if (const ncclResult_t r = barrier(c, call)) return r;
-    for (int k = 0; k < c->nranks && n; ++k)
-      std::memcpy(static_cast<unsigned char*>(recv) + static_cast<size_t>(k) * bytes + done, c->slot(k), n);
-    if (const ncclResult_t r = barrier(c, call)) return r;
-    done += n;
-  } while (done < bytes);
-  return ncclSuccess;
+  return in_chunks(
+      c, call, bytes, kSlotBytes,
+      [&](size_t at, size_t n) { std::memcpy(c->slot(c->rank), static_cast<const unsigned char*>(send) + at, n); },
+      [&](size_t at, size_t n) {
+        for (int k = 0; k < c->nranks; ++k)
+          std::memcpy(static_cast<unsigned char*>(recv) + static_cast<size_t>(k) * bytes + at, c->slot(k), n);
+      });
 }
 
 ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataType_t type, int root, ncclComm_t c,
@@ -375,17 +382,12 @@ ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataT
     return ncclInvalidArgument;
   }
   if (const ncclResult_t r = agree(c, Call{kBroadcast, static_cast<int64_t>(count), type, -1, root})) return r;
-  const size_t bytes = count * type_size(type);
-  size_t done = 0;
-  do {
-    const size_t n = bytes - done < kSlotBytes ? bytes - done : kSlotBytes;
-    if (n && c->rank == root) std::memcpy(c->slot(root), static_cast<const unsigned char*>(send) + done, n);
-    if (const ncclResult_t r = barrier(c, call)) return r;
-    if (n) std::memcpy(static_cast<unsigned char*>(recv) + done, c->slot(root), n);
-    if (const ncclResult_t r = barrier(c, call)) return r;
-    done += n;
-  } while (done < bytes);
-  return ncclSuccess;
+  return in_chunks(
+      c, call, count * type_size(type), kSlotBytes,
+      [&](size_t at, size_t n) {
+        if (c->rank == root) std::memcpy(c->slot(root), static_cast<const unsigned char*>(send) + at, n);
+      },
+      [&](size_t at, size_t n) { std::memcpy(static_cast<unsigned char*>(recv) + at, c->slot(root), n); });
 }
 
 const char* ncclGetErrorString(ncclResult_t result) {
