@@ -5,6 +5,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "tensor/json_depth.h"
+
 namespace rematch::models {
 namespace {
 
@@ -68,6 +70,7 @@ SgrafConfig config_from_tensors(const nn::NamedTensors& tensors, const nn::Safet
   auto it = meta.find("opt");
   if (it != meta.end()) {
     Json opt;
+    io::require_shallow_json(it->second, "metadata 'opt' of checkpoint", path);
     try {
       opt = Json::parse(it->second);
     } catch (const Json::exception& e) {
@@ -102,6 +105,7 @@ SgrafConfig rematch_config(const std::string& path, const nn::SafetensorsMetadat
 // A metadata entry that holds a JSON list of strings.
 std::vector<std::string> string_list(const std::string& path, const std::string& key, const std::string& value) {
   std::vector<std::string> out;
+  io::require_shallow_json(value, "metadata '" + key + "' of checkpoint", path);
   try {
     const Json j = Json::parse(value);
     if (!j.is_array()) throw std::invalid_argument("not a list");

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tensor/json_depth.h"
+
 namespace rematch::models {
 namespace {
 
@@ -62,6 +64,7 @@ std::string to_json(const SgrafConfig& c) {
 
 SgrafConfig sgraf_config_from_json(const std::string& text) {
   Json j;
+  io::require_shallow_json(text, "SGRAF model config");
   try {
     j = Json::parse(text);
   } catch (const Json::exception& e) {

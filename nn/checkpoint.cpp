@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nn/safetensors.h"
+#include "tensor/json_depth.h"
 
 namespace rematch::nn {
 namespace {
@@ -26,6 +27,7 @@ const std::string& entry(const SafetensorsMetadata& meta, const std::string& key
 }
 
 Json parse_json(const std::string& text, const std::string& key, const std::string& path) {
+  io::require_shallow_json(text, "metadata '" + key + "' of checkpoint", path);
   try {
     return Json::parse(text);
   } catch (const Json::exception& e) {

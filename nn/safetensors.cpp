@@ -11,6 +11,7 @@
 
 #include "tensor/checksum.h"
 #include "tensor/file_io.h"
+#include "tensor/json_depth.h"
 #include "tensor/kernels.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O copies little-endian data as is");
@@ -117,6 +118,7 @@ Json parse_header(const std::string& text, const std::string& path) {
     return true;
   };
   Json header;
+  io::require_shallow_json(text, "load_safetensors", path);
   try {
     header = Json::parse(text, watch);
   } catch (const nlohmann::json::exception& e) {

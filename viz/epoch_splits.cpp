@@ -7,6 +7,7 @@
 
 #include "tensor/error.h"
 #include "tensor/file_io.h"
+#include "tensor/json_depth.h"
 #include "tensor/npy.h"
 #include "tensor/npy_integers.h"
 #include "tensor/tensor.h"
@@ -90,8 +91,10 @@ const nlohmann::json& meta_field(const nlohmann::json& meta, const char* key, bo
 EpochSplit read_one_split(const fs::path& meta_file) {
   const std::string meta_path = meta_file.string();
   nlohmann::json meta;
+  const std::string meta_text = io::read_text_file(meta_path, "epoch split");
+  io::require_shallow_json(meta_text, "epoch split", meta_path);
   try {
-    meta = nlohmann::json::parse(io::read_text_file(meta_path, "epoch split"));
+    meta = nlohmann::json::parse(meta_text);
   } catch (const nlohmann::json::exception& x) {
     REMATCH_FAIL("epoch split '", meta_path, "' is not valid JSON: ", x.what());
   }

@@ -9,6 +9,7 @@
 
 #include "tensor/error.h"
 #include "tensor/file_io.h"
+#include "tensor/json_depth.h"
 #include "tensor/npy.h"
 #include "train/cli/app.h"
 #include "train/cli/run_config_json.h"
@@ -63,8 +64,10 @@ bool karpathy_split_matches(const std::string& ours, const std::string& theirs) 
 
 std::vector<std::string> karpathy_names(const std::string& path, const std::string& split) {
   nlohmann::json j;
+  const std::string file_text = io::read_text_file(path, "--karpathy_json");
+  io::require_shallow_json(file_text, "--karpathy_json", path);
   try {
-    j = nlohmann::json::parse(io::read_text_file(path, "--karpathy_json"));
+    j = nlohmann::json::parse(file_text);
   } catch (const nlohmann::json::exception& e) {
     REMATCH_FAIL("--karpathy_json '", path, "' is not valid JSON: ", e.what());
   }

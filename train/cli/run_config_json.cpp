@@ -2,6 +2,7 @@
 
 #include "tensor/error.h"
 #include "tensor/file_io.h"
+#include "tensor/json_depth.h"
 
 namespace rematch::cli {
 namespace {
@@ -21,8 +22,10 @@ std::string config_path(const std::string& run_dir) { return run_dir + "/config.
 nlohmann::json read_run_config_json(const std::string& run_dir) {
   const std::string path = config_path(run_dir);
   nlohmann::json j;
+  const std::string text = io::read_text_file(path, "run config");
+  io::require_shallow_json(text, "run config", path);
   try {
-    j = nlohmann::json::parse(io::read_text_file(path, "run config"));
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     REMATCH_FAIL("run config '", path, "' is not valid JSON: ", e.what());
   }

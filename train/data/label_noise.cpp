@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tensor/file_io.h"
+#include "tensor/json_depth.h"
 #include "train/data/labeled_dataset.h"
 
 namespace rematch::data {
@@ -78,6 +79,7 @@ NoisyLabels load_label_noise_file(const std::string& path, const LabeledSplit& t
   std::vector<std::vector<int64_t>> views;
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
     const std::string text = io::read_text_file(path, "label noise file");
+    io::require_shallow_json(text, "label noise file", path);
     try {
       const nlohmann::json j = nlohmann::json::parse(text);
       REMATCH_CHECK(j.is_array(), "label noise file '", path, "' must hold a list of per-modality label lists");

@@ -7,6 +7,7 @@
 
 #include "tensor/error.h"
 #include "tensor/file_io.h"
+#include "tensor/json_depth.h"
 #include "train/data/tokenizer.h"
 
 namespace rematch::data {
@@ -32,6 +33,7 @@ Vocabulary::Vocabulary() {
 Vocabulary Vocabulary::load(const std::string& path) {
   nlohmann::json j;
   const std::string text = io::read_text_file(path, "vocabulary file");  // names a missing file, refuses a FIFO
+  io::require_shallow_json(text, "vocabulary file", path);
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {

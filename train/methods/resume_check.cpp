@@ -5,6 +5,7 @@
 
 #include "nn/safetensors.h"
 #include "tensor/checksum.h"
+#include "tensor/json_depth.h"
 #include "train/methods/run_position.h"
 
 namespace rematch::train {
@@ -67,8 +68,9 @@ std::string config_hash(const run::RunFolder& folder) {
   const std::string text = folder.read_config();
   nlohmann::json j;
   try {
+    io::require_shallow_json(text, "config", folder.config_path());
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception&) {
+  } catch (const std::exception&) {  // not JSON, or nested too deep to read back: the text itself
     return xxh64_hex(text);
   }
   // Where the run is written and how it is shown change nothing it computes: the same settings in another

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tensor/error.h"
+#include "tensor/json_depth.h"
 #include "train/methods/method_spec.h"
 
 namespace rematch::train {
@@ -253,6 +254,7 @@ std::string to_json(const TrainConfig& c) {
 
 TrainConfig train_config_from_json(const std::string& text) {
   Json j;
+  io::require_shallow_json(text, "train config");
   try {
     j = Json::parse(text);
   } catch (const Json::exception& e) {

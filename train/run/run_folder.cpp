@@ -17,6 +17,7 @@
 
 #include "tensor/error.h"
 #include "tensor/file_io.h"
+#include "tensor/json_depth.h"
 #include "train/run/run_folder_contents.h"
 
 namespace rematch::run {
@@ -70,6 +71,7 @@ bool is_blank(const std::string& line) { return line.find_first_not_of(" \t\r") 
 MetricRecord parse_record(const std::string& line, const std::string& path, size_t line_number) {
   const std::string where = "metrics log '" + path + "' line " + std::to_string(line_number) + ": ";
   ordered_json j;
+  io::require_shallow_json(line, where.substr(0, where.size() - 2));
   try {
     j = ordered_json::parse(line);
   } catch (const nlohmann::json::exception& e) {

@@ -10,6 +10,7 @@
 
 #include "tensor/error.h"
 #include "tensor/file_io.h"
+#include "tensor/json_depth.h"
 
 namespace rematch::run {
 namespace fs = std::filesystem;
@@ -88,7 +89,9 @@ std::string canonical_or_empty(const fs::path& p) {
 
 bool holds_rematch_config(const std::string& dir) {
   try {
-    const nlohmann::json j = nlohmann::json::parse(io::read_text_file((fs::path(dir) / "config.json").string(), "config"));
+    const std::string text = io::read_text_file((fs::path(dir) / "config.json").string(), "config");
+    io::require_shallow_json(text, "config");  // nested too deep to be rematch's: not a run
+    const nlohmann::json j = nlohmann::json::parse(text);
     return j.is_object() && j.contains("method") && j["method"].is_string();
   } catch (const std::exception&) {
     return false;

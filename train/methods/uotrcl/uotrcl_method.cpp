@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "parallel/gather_op.h"
+#include "tensor/json_depth.h"
 #include "train/eval/map_metric.h"
 #include "train/methods/data_parallel.h"
 #include "train/methods/kit/noisy_labels.h"
@@ -38,6 +39,7 @@ std::string stats_json(const EpochInfo& info) {
 
 EpochInfo stats_from_json(const std::string& text, const std::string& source) {
   EpochInfo info;
+  io::require_shallow_json(text, source);
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
     info.phase = j.at("phase").get<std::string>();
