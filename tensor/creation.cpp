@@ -9,7 +9,11 @@ namespace rematch {
 Tensor empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t d : shape) REMATCH_CHECK(d >= 0, "empty: negative size in shape ", shape_str(shape));
   const int64_t n = shape_numel(shape);
-  auto storage = std::make_shared<Storage>(static_cast<size_t>(n) * dtype_size(dtype), device);
+  size_t bytes = 0;
+  // A byte count past size_t would wrap to a small allocation that the first copy writes past.
+  REMATCH_CHECK(!__builtin_mul_overflow(static_cast<size_t>(n), dtype_size(dtype), &bytes), "empty: shape ",
+                shape_str(shape), " of ", dtype_name(dtype), " needs more bytes than memory can address");
+  auto storage = std::make_shared<Storage>(bytes, device);
   return make_tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }
 

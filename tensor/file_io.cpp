@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -134,11 +135,29 @@ size_t ReadFile::read_at(void* buf, size_t n, uint64_t offset) const {
 
 void ReadFile::fail(const std::string& problem) const { io::fail(what_, path_, problem); }
 
-AtomicFileWriter::AtomicFileWriter(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
+AtomicFileWriter::AtomicFileWriter(std::string path, std::string what)
+    : path_(std::move(path)), what_(std::move(what)), target_(path_) {
+  struct stat st {};
+  if (::lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    char* real = ::realpath(path_.c_str(), nullptr);
+    if (real == nullptr) {
+      throw write_error(what_, path_, "is a symbolic link to nothing that can be written (give the path of a file)",
+                        errno);
+    }
+    target_ = real;
+    std::free(real);
+  }
+  if (::stat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    throw write_error(what_, path_,
+                      "is " + file_kind(st.st_mode) +
+                          ", not a regular file: writing here would replace it with one; give the path of a file",
+                      0);
+  }
   // pid + a process-wide counter: concurrent writers (other processes, other threads) never share a name,
-  // and O_EXCL refuses to reuse a name some crashed run left behind.
+  // and O_EXCL refuses to reuse a name some crashed run left behind. Next to the file that is replaced, so
+  // that the rename stays within one file system.
   static std::atomic<uint64_t> counter{0};
-  tmp_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  tmp_ = target_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd_ < 0) throw write_error(what_, path_, "cannot create temporary file '" + tmp_ + "'", errno);
 }
@@ -181,7 +200,7 @@ void AtomicFileWriter::commit() {
     discard();
     throw write_error(what_, path_, "could not flush the file", synced ? synced : closed);
   }
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+  if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
     const int why = errno;
     discard();
     throw write_error(what_, path_, "cannot rename the temporary file into place", why);

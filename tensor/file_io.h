@@ -87,10 +87,15 @@ class ReadFile {
 // the data goes to a temporary file with a unique name in the same folder (rename is atomic only within one
 // file system), and commit() flushes it to disk and renames it over `path`. If commit() never runs (an
 // exception, an early return), the destructor removes the temporary file. Not copyable or movable.
+// Only a new name or a regular file is replaced: a symbolic link is followed (the file it names is replaced, the
+// link stays), and a folder, FIFO, socket or device is refused by name before anything is written (renaming over
+// /dev/null would have replaced the device with a file, as root).
 class AtomicFileWriter {
  public:
-  // Creates the temporary file; failure: "<what> '<path>': cannot create temporary file '<tmp>': <strerror>".
-  // Every failure of this class is a WriteError (write_error) that leaves `path` as it was.
+  // Creates the temporary file; failure: "<what> '<path>': cannot create temporary file '<tmp>': <strerror>",
+  // or "<what> '<path>': is a character device, not a regular file: ..." (a FIFO, folder, ... likewise), or
+  // "... is a symbolic link to nothing: ...". Every failure of this class is a WriteError (write_error) that
+  // leaves `path` as it was.
   AtomicFileWriter(std::string path, std::string what);
   ~AtomicFileWriter();
   AtomicFileWriter(const AtomicFileWriter&) = delete;
@@ -116,6 +121,7 @@ class AtomicFileWriter {
   int fd_ = -1;
   bool done_ = false;  // committed or discarded
   std::string path_, what_, tmp_;
+  std::string target_;  // what commit() renames over: path_, or the file a symbolic link at path_ names
 };
 
 // An AtomicFileWriter holding exactly `bytes`, committed.

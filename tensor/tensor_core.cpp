@@ -148,8 +148,13 @@ std::string Tensor::str() const {
 }
 
 int64_t shape_numel(const Shape& s) {
+  // A zero anywhere makes the product 0, however large the other sizes (and must be seen before they overflow).
+  for (int64_t d : s)
+    if (d == 0) return 0;
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    REMATCH_CHECK(!__builtin_mul_overflow(n, d, &n), "shape ", shape_str(s),
+                  " holds more elements than a 64-bit count can hold: no tensor can have it");
   return n;
 }
 

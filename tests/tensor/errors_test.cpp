@@ -53,5 +53,17 @@ TEST(Errors, UndefinedAndBadShapes) {
   EXPECT_THROWS_WITH(Device::parse("gpu"), "'gpu'");
 }
 
+// Sizes whose element or byte count passes 64 bits used to wrap: 2^61 float64 elements made an allocation of 0
+// bytes, which the next copy wrote past (a stride-0 view that large is legal in PyTorch and reached here through
+// DLPack). Refused before anything is allocated; a zero size still makes an empty tensor of any other sizes.
+TEST(Errors, SizesPastSixtyFourBitsAreRefusedNotWrapped) {
+  const int64_t big = int64_t{1} << 61;
+  EXPECT_THROWS_WITH(empty({big, 1}, DType::Float64), "empty: shape [2305843009213693952, 1] of float64 needs more bytes");
+  EXPECT_THROWS_WITH(empty({big, 8}), "shape [2305843009213693952, 8] holds more elements than a 64-bit count");
+  EXPECT_THROWS_WITH(shape_numel({int64_t{1} << 62, 2, 2}), "holds more elements");
+  EXPECT_EQ(empty({big, 0, big}).numel(), 0);
+  EXPECT_EQ(shape_numel({int64_t{1} << 31, int64_t{1} << 31}), int64_t{1} << 62);
+}
+
 }  // namespace
 }  // namespace rematch

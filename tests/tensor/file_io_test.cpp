@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -115,6 +116,48 @@ TEST_F(FileIoTest, AtomicWriterReplacesOnlyOnCommit) {
   EXPECT_EQ(entries(), 1);
 }
 
+// Renaming over what is not a regular file would replace it: a FIFO a reader waits on, a folder, a device node
+// (as root, `--out /dev/null` replaced /dev/null itself). Each is refused by name and left as it was.
+TEST_F(FileIoTest, AtomicWriterRefusesToReplaceWhatIsNotARegularFile) {
+  const std::string fifo = path("fifo.npy");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_THROWS_WITH(io::write_file_atomically(fifo, "x", "save_npy"),
+                     "save_npy '" + fifo + "': is a FIFO (named pipe), not a regular file: writing here would "
+                     "replace it with one; give the path of a file");
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  fs::create_directories(path("folder"));
+  EXPECT_THROWS_WITH(io::write_file_atomically(path("folder"), "x", "save_npy"), "': is a folder, not a regular file");
+  EXPECT_TRUE(fs::is_directory(path("folder")));
+  // A device node of our own (a copy of /dev/null's numbers), so that a failure here replaces only the copy.
+  const std::string device = path("null");
+  if (::mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0) {
+    EXPECT_THROWS_WITH(io::write_file_atomically(device, "x", "ot --out"), "is a character device, not a regular file");
+    ASSERT_EQ(::lstat(device.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), ::lstat(device.c_str(), &st) == 0 ? 3 : 2)
+      << "a temporary file was left behind";
+}
+
+// A symbolic link is followed: the file it names gets the new content and the link stays a link; a link to
+// nothing is refused.
+TEST_F(FileIoTest, AtomicWriterWritesThroughASymbolicLink) {
+  fs::create_directories(path("elsewhere"));
+  const std::string target = path("elsewhere/plan.npy"), link = path("plan.npy");
+  io::write_file_atomically(target, "old", "save_npy");
+  fs::create_symlink(target, link);
+  io::write_file_atomically(link, "new", "save_npy");
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(io::read_text_file(target, "test"), "new");
+  const std::string dangling = path("dangling.npy");
+  fs::create_symlink(path("no/such/file.npy"), dangling);
+  EXPECT_THROWS_WITH(io::write_file_atomically(dangling, "x", "save_npy"),
+                     "save_npy '" + dangling + "': is a symbolic link to nothing that can be written");
+  EXPECT_TRUE(fs::is_symlink(dangling));
+}
+
 TEST_F(FileIoTest, AtomicWriterRemovesTheTemporaryWithoutCommit) {
   const std::string target = path("out.txt");
   io::write_file_atomically(target, "old", "save_thing");
@@ -148,12 +191,18 @@ TEST_F(FileIoTest, AtomicWriterErrorsNameOpTargetAndCause) {
   EXPECT_THROWS_WITH(io::AtomicFileWriter(missing, "save_thing"),
                      "save_thing '" + missing + "': cannot create temporary file '" + missing + ".tmp.",
                      "No such file");
-  // A non-empty folder in the way: the rename fails, and the temporary file is gone.
+  // A non-empty folder that appears in the way after the writer started (one there before is refused at once):
+  // the rename fails, and the temporary file is gone.
   const std::string blocked = path("blocked");
-  fs::create_directory(blocked);
-  io::write_file_atomically(path("blocked/inside"), "x", "save_thing");
-  EXPECT_THROWS_WITH(io::write_file_atomically(blocked, "data", "save_thing"),
-                     "save_thing '" + blocked + "': cannot rename the temporary file into place: ");
+  EXPECT_THROWS_WITH(
+      {
+        io::AtomicFileWriter out(blocked, "save_thing");
+        out.write("data");
+        fs::create_directory(blocked);
+        io::write_file_atomically(path("blocked/inside"), "x", "save_thing");
+        out.commit();
+      },
+      "save_thing '" + blocked + "': cannot rename the temporary file into place: ");
   EXPECT_EQ(entries(), 1);
   EXPECT_TRUE(fs::is_directory(blocked));
 }
@@ -247,9 +296,12 @@ TEST_F(FileIoTest, AFolderWithoutWritePermissionRefusesTheTemporaryFile) {
 
 TEST_F(FileIoTest, AFailedRenameIsAWriteError) {
   const std::string blocked = path("blocked");
-  fs::create_directory(blocked);
-  io::write_file_atomically(path("blocked/inside"), "x", "save_thing");
-  const io::WriteError e = write_error_of([&] { io::write_file_atomically(blocked, "data", "save_thing"); });
+  const io::WriteError e = write_error_of([&] {
+    io::AtomicFileWriter out(blocked, "save_thing");
+    fs::create_directory(blocked);  // in the way only after the writer checked the path
+    io::write_file_atomically(path("blocked/inside"), "x", "save_thing");
+    out.commit();
+  });
   EXPECT_TRUE(e.error_number() == EISDIR || e.error_number() == ENOTEMPTY || e.error_number() == EEXIST)
       << e.error_number();
   EXPECT_EQ(e.path(), blocked);

@@ -145,6 +145,9 @@ TEST(RetrievalMetrics, RejectsBadInput) {
   EXPECT_THROW(retrieval_metrics(zeros({2, 9}), 5), Error);         // 9 != 2 * 5
   EXPECT_THROW(retrieval_metrics(zeros({2, 10}), 0), Error);        // captions_per_image 0
   EXPECT_THROW(retrieval_metrics(zeros({10}), 5), Error);           // not 2-D
+  // 4 * (2^62 + 1) wraps around to 4, and 4 * 2^62 to 0: the column counts must not pass (they read out of bounds).
+  EXPECT_THROW(retrieval_metrics(zeros({4, 4}), (int64_t{1} << 62) + 1), Error);
+  EXPECT_THROW(retrieval_metrics(zeros({4, 0}), int64_t{1} << 62), Error);
   EXPECT_THROW(retrieval_metrics(zeros({2, 2}, DType::Int64), 1), Error);
   EXPECT_THROW(per_fold_metrics(zeros({4, 4}), 1, 3), Error);       // 4 images, 3 folds
   Tensor nan = zeros({2, 2});

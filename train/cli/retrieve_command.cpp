@@ -40,8 +40,10 @@ void run_retrieve(RetrieveFlags f, std::ostream& out, std::ostream& err) {
     if (f.scoring.data_path.empty() || f.scoring.data_name.empty())
       throw UsageError("--sims needs --data_path and --data_name (the split's captions)");
     scored.sims = data::load_float_npy(f.sims, "--sims", err, /*keep_float64=*/true);
-    if (scored.sims.dim() != 2 || scored.sims.size(0) == 0 ||
-        scored.sims.size(1) != scored.sims.size(0) * f.captions_per_image)
+    // Divided, not multiplied: N_img * captions_per_image can wrap around to the column count.
+    if (scored.sims.dim() != 2 || scored.sims.size(0) == 0 || f.captions_per_image < 1 ||
+        scored.sims.size(1) % f.captions_per_image != 0 ||
+        scored.sims.size(1) / f.captions_per_image != scored.sims.size(0))
       throw UsageError("--sims " + f.sims + " is " + scored.sims.shape_str() + ", not [N_img, N_img * " +
                        std::to_string(f.captions_per_image) + "] with N_img > 0 for --captions_per_image " +
                        std::to_string(f.captions_per_image));

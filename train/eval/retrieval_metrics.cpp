@@ -17,7 +17,10 @@ void check_sims(const Tensor& sims, int64_t captions_per_image, const char* op) 
   REMATCH_CHECK(sims.dtype() == DType::Float32 || sims.dtype() == DType::Float64, op,
                 ": similarity matrix must be float32 or float64, got ", sims.describe());
   REMATCH_CHECK(captions_per_image >= 1, op, ": captions_per_image must be positive, got ", captions_per_image);
-  REMATCH_CHECK(sims.size(0) >= 1 && sims.size(1) == sims.size(0) * captions_per_image, op,
+  // Divided, not multiplied: N_img * captions_per_image can wrap around to the column count.
+  REMATCH_CHECK(sims.size(0) >= 1 && sims.size(1) % captions_per_image == 0 &&
+                    sims.size(1) / captions_per_image == sims.size(0),
+                op,
                 ": similarity matrix ", sims.describe(), " does not have N_img rows and N_img * ",
                 captions_per_image, " caption columns");
 }
