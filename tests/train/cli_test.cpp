@@ -17,6 +17,7 @@ namespace rematch::cli {
 namespace {
 
 using test::CliResult;
+using test::operator+;
 using test::run_cli;
 
 class CliTest : public ::testing::Test {
@@ -67,6 +68,34 @@ TEST_F(CliTest, UsageErrorsExitWithTwo) {
     EXPECT_NE(r.err.find(needle), std::string::npos) << joined << "\nerr: " << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists(path("x")));  // nothing written on a usage error
+}
+
+// A config stores "not given" as NaN or a negative integer (train/methods/options.h, Flag::unset): typed on the
+// command line, such a value used to be replaced by the default without a word (`--learning_rate nan` trained at
+// the default rate, `--num_epochs -1` for 100 epochs). Refused naming the flag; a negative value the flag gives a
+// meaning to (uotrcl's --knn -1, --max_steps -1) still passes that check.
+TEST_F(CliTest, TrainRefusesValuesThatWouldReadAsNotGiven) {
+  const std::vector<std::string> base = {"train", "--method", "mrl", "--data_path", path("none"), "--run_dir", path("r")};
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--learning_rate", "nan"}, "--learning_rate must be > 0 (got nan); leave the flag out for its default"},
+      {{"--beta", "nan"}, "--beta must be"},
+      {{"--num_epochs", "-1"}, "--num_epochs must be at least 1 (got -1); leave the flag out for its default"},
+      {{"--batch_size", "-1"}, "--batch_size must be at least 2 (got -1)"},
+      {{"--max_steps", "0"}, "--max_steps must be at least 1 or -1 (every step) (got 0)"},
+  };
+  for (const auto& [extra, needle] : cases) {
+    const CliResult r = run_cli(base + extra);
+    EXPECT_EQ(r.code, kExitUsage) << extra[0] << "\n" << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << extra[0] << "\nerr: " << r.err;
+  }
+  for (const std::vector<std::string>& given : {std::vector<std::string>{"--method", "uotrcl", "--knn", "-1"},
+                                                 std::vector<std::string>{"--max_steps", "-1"}}) {
+    const CliResult r = run_cli(std::vector<std::string>{"train", "--data_path", path("none"), "--run_dir", path("r")} +
+                                (given[0] == "--method" ? given : std::vector<std::string>{"--method", "mrl"} + given));
+    EXPECT_EQ(r.err.find("leave the flag out"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;  // it got as far as the data
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("r")));
 }
 
 TEST_F(CliTest, SynthPairsWritesTheBenchmark) {

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -174,13 +175,33 @@ void add_flags(CLI::App& cmd, std::deque<FlagSlot>& slots) {
   }
 }
 
+// A config stores "not given" as NaN (a number) or a negative integer, and the method's default then fills it
+// (Flag::unset, train/methods/options.h). Typed on the command line such a value is a slip, not an omission:
+// `--learning_rate nan` trained at the default rate and `--num_epochs -1` for 100 epochs. Refused, naming the
+// flag, unless the flag gives the value a meaning (--knn -1).
+void refuse_value_read_as_unset(const train::TrainFlag& f, const nlohmann::json& v) {
+  const train::Flag& first = f.first();
+  const bool real = first.kind == train::FlagKind::Real, integer = first.kind == train::FlagKind::Integer;
+  if (!real && !integer) return;
+  const double x = real ? v.get<double>() : static_cast<double>(v.get<int64_t>());
+  if (real ? !std::isnan(x) : x >= 0) return;
+  for (const auto& [table, flag] : f.instances)
+    if (flag->also_allowed && *flag->also_allowed == x) return;
+  const std::string range = first.range_text();
+  throw UsageError("--" + f.name + " must be " + (range.empty() ? (real ? "a number" : "at least 0") : range) +
+                   " (got " + (real ? std::string("nan") : std::to_string(v.get<int64_t>())) +
+                   "); leave the flag out for its default");
+}
+
 // The config the command line gives: each flag given sets its field in every table that declares it; a value
-// that is no choice of its flag (or no device) is a usage error naming the flag.
+// that is no choice of its flag (or no device), or one the config would read as "not given", is a usage error
+// naming the flag.
 TrainConfig config_from_flags(const std::deque<FlagSlot>& slots) {
   TrainConfig c;
   for (const FlagSlot& slot : slots) {
     if (slot.option->count() == 0) continue;
     const nlohmann::json v = slot.value();
+    refuse_value_read_as_unset(*slot.flag, v);
     try {
       for (const auto& [table, flag] : slot.flag->instances) flag->set(c, v);
     } catch (const Error& e) {

@@ -105,7 +105,9 @@ OptionTable make_common_flags() {
   t.on_off("plots", &CommonOptions::plots, "Do not write PNG plots").from("ours: plots are written").negated_switch =
       "no_plots";
   t.on_off("detect_anomaly", &CommonOptions::detect_anomaly, "Check every op for NaN/Inf (slow)");
-  t.integer("max_steps", &CommonOptions::max_steps, "Stop every epoch after this many steps (smoke runs)");
+  t.integer("max_steps", &CommonOptions::max_steps, "Stop every epoch after this many steps (smoke runs)")
+      .at_least(1)
+      .or_value(-1, "every step");
   t.integer("eval_batch", &CommonOptions::eval_batch, "Evaluation block size (images x captions)")
       .at_least(1)
       .from("ours: the block size of the scoring, which changes no number (train/eval/sgraf_scoring.h)");
