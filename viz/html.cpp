@@ -22,8 +22,8 @@ std::string html_escape(const std::string& text) {
 }
 
 std::string html_page_start(const std::string& title) {
-  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + html_escape(title) +
-         "</title>\n<style>\n"
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" + std::string(kGeneratorMeta) +
+         "\n<title>" + html_escape(title) + "</title>\n<style>\n"
          "body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;margin:24px auto;"
          "max-width:1180px;color:#222;background:#fafafa;padding:0 16px}\n"
          "h1{font-size:1.5em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ccc;padding-bottom:.2em}\n"

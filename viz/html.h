@@ -9,7 +9,12 @@ namespace rematch::viz {
 // Text for HTML content and attribute values: & < > " ' escaped.
 std::string html_escape(const std::string& text);
 
-// "<!DOCTYPE html>..." up to and including <body>, with the report's stylesheet; `title` is escaped.
+// The line every page carries in its <head>: how `rematch retrieve --out` tells a page it wrote from a user's own
+// (train/cli/report_folder.h).
+inline constexpr const char* kGeneratorMeta = "<meta name=\"generator\" content=\"rematch\">";
+
+// "<!DOCTYPE html>..." up to and including <body>, with the report's stylesheet and kGeneratorMeta; `title` is
+// escaped.
 std::string html_page_start(const std::string& title);
 std::string html_page_end();
 

@@ -193,6 +193,37 @@ TEST_F(RetrieveCommandTest, CommandLineMistakes) {
   EXPECT_EQ(r.code, kExitUsage);
 }
 
+// --out given by the user: a folder holding their own files (an index.html or labels.png that rematch did not
+// write) is refused naming them, and nothing in it changes; a file is refused as not a folder (it was std::
+// filesystem's raw exception); a report's own folder is written again.
+TEST_F(RetrieveCommandTest, AnOutFolderHoldingTheUsersFilesIsRefused) {
+  save_npy(path("sims.npy"), rematch::test::random_tensor({12, 60}, DType::Float32, 3));
+  const std::vector<std::string> args =
+      std::vector<std::string>{"retrieve", "--sims", path("sims.npy")} + data_args();
+  const fs::path site = dir_ / "site";
+  fs::create_directories(site);
+  std::ofstream(site / "index.html") << "<h1>my own page</h1>";
+  std::ofstream(site / "labels.png") << "my figure";
+  auto r = run_cli(args + std::vector<std::string>{"--out", site.string()});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("holds what rematch did not write (index.html, labels.png); a report replaces its own files "
+                       "there: move these away, or give another --out"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(read_file(site / "index.html"), "<h1>my own page</h1>");
+  EXPECT_FALSE(fs::exists(site / "retrieval.html"));
+  std::ofstream(path("afile")) << "x";
+  r = run_cli(args + std::vector<std::string>{"--out", path("afile")});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("exists and is not a folder"), std::string::npos) << r.err;
+  // A report's folder is its own: written twice.
+  const std::string report = path("report");
+  ASSERT_EQ(run_cli(args + std::vector<std::string>{"--out", report}).code, kExitOk);
+  r = run_cli(args + std::vector<std::string>{"--out", report});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(read_file(fs::path(report) / "retrieval.html").find(viz::kGeneratorMeta), std::string::npos);
+}
+
 TEST_F(RetrieveCommandTest, RunPageShowsWhatTheSplitCaught) {
   // A run folder as a pairs method leaves it: config.json, the noise used, and two epochs' splits.
   const fs::path run = dir_ / "run";

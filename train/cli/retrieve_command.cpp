@@ -7,6 +7,7 @@
 
 #include "train/cli/app.h"
 #include "train/cli/eval_checkpoint.h"
+#include "train/cli/report_folder.h"
 #include "train/cli/report_pages.h"
 #include "train/data/finite_features.h"
 #include "train/data/float_npy.h"
@@ -25,6 +26,11 @@ struct RetrieveFlags {
 
 void run_retrieve(RetrieveFlags f, std::ostream& out, std::ostream& err) {
   if (f.run_dir.empty() && f.report.out_dir.empty()) throw UsageError("give --out (the report's folder)");
+  // A folder given by the user may hold their own files (the default <run>/report is the run's own).
+  if (!f.report.out_dir.empty()) {
+    const std::string problem = report_folder_problem(f.report.out_dir);
+    if (!problem.empty()) throw UsageError(problem);
+  }
   if (!f.run_dir.empty()) {
     if (!std::filesystem::is_regular_file(f.run_dir + "/config.json"))
       throw UsageError("--run " + f.run_dir + " is not a run folder (it has no config.json)");
