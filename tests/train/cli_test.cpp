@@ -98,6 +98,35 @@ TEST_F(CliTest, TrainRefusesValuesThatWouldReadAsNotGiven) {
   EXPECT_FALSE(std::filesystem::exists(path("r")));
 }
 
+// The files a run reads are recorded in config.json as absolute paths, so that --resume and `retrieve --run`
+// started from another folder read the same data (a relative --data_path was resolved against the folder they
+// started in: a resume there trained on whatever data set had that relative name, without a word).
+TEST_F(CliTest, ARunRecordsItsDataAsAnAbsolutePath) {
+  struct InFolder {  // the process's working folder for the scope
+    std::filesystem::path before = std::filesystem::current_path();
+    explicit InFolder(const std::filesystem::path& p) { std::filesystem::current_path(p); }
+    ~InFolder() { std::filesystem::current_path(before); }
+  };
+  ASSERT_EQ(run_cli({"synth", "--kind", "labeled", "--out", path("project"), "--samples", "40", "--valid_samples",
+                     "12", "--test_samples", "16", "--classes", "4", "--img_dim", "8", "--txt_dim", "6"})
+                .code,
+            kExitOk);
+  {
+    InFolder in(dir_ / "project");
+    const CliResult r = run_cli({"train", "--method", "mrl", "--data_path", "./synth_labeled", "--num_epochs", "1",
+                                 "--batch_size", "8", "--hidden_dim", "16", "--output_dim", "8", "--progress", "none",
+                                 "--no_plots", "--run_dir", path("run")});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+  }
+  std::ifstream config(path("run/config.json"));
+  const nlohmann::json j = nlohmann::json::parse(config);
+  EXPECT_EQ(j["data_path"], path("project/synth_labeled"));
+  std::filesystem::create_directories(path("elsewhere"));
+  InFolder in(dir_ / "elsewhere");
+  const CliResult r = run_cli({"retrieve", "--run", path("run"), "--out", path("report")});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+}
+
 TEST_F(CliTest, SynthPairsWritesTheBenchmark) {
   const CliResult r = run_cli({"synth", "--kind", "pairs", "--out", path("out"), "--images", "12", "--dev_images", "3",
                             "--test_images", "4", "--regions", "6", "--feature_dim", "8", "--seed", "3"});

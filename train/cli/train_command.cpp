@@ -200,8 +200,15 @@ TrainConfig config_from_flags(const std::deque<FlagSlot>& slots) {
   TrainConfig c;
   for (const FlagSlot& slot : slots) {
     if (slot.option->count() == 0) continue;
-    const nlohmann::json v = slot.value();
+    nlohmann::json v = slot.value();
     refuse_value_read_as_unset(*slot.flag, v);
+    // The files the run reads are recorded as absolute paths: config.json is read again by --resume and
+    // `retrieve --run` from whatever folder they start in, where a relative path names other data (a resume from
+    // another folder trained on another data set of the same shapes without a word).
+    const bool reads_a_path = slot.flag->first().kind == train::FlagKind::File || slot.flag->name == "data_path" ||
+                              slot.flag->name == "vocab_path";
+    if (reads_a_path && !v.get<std::string>().empty())
+      v = std::filesystem::absolute(v.get<std::string>()).lexically_normal().string();
     try {
       for (const auto& [table, flag] : slot.flag->instances) flag->set(c, v);
     } catch (const Error& e) {
