@@ -210,7 +210,8 @@ void heatmap_plot(const std::string& path, const std::string& title, const std::
 
 void confusion_matrix_plot(const std::string& path, const std::string& title, const std::vector<int64_t>& counts,
                            int64_t k, const std::vector<std::string>& labels) {
-  REMATCH_CHECK(k >= 1, "confusion_matrix_plot '", path, "': k must be positive, got ", k);
+  REMATCH_CHECK(k >= 1 && k <= kMaxConfusionClasses, "confusion_matrix_plot '", path, "': k must lie in 1..",
+                kMaxConfusionClasses, " (what the grid can draw), got ", k);
   REMATCH_CHECK(static_cast<int64_t>(counts.size()) == k * k, "confusion_matrix_plot '", path, "': ", counts.size(),
                 " counts for a ", k, "x", k, " matrix");
   REMATCH_CHECK(labels.empty() || static_cast<int64_t>(labels.size()) == k, "confusion_matrix_plot '", path, "': ",
@@ -275,6 +276,36 @@ void confusion_matrix_plot(const std::string& path, const std::string& title, co
                 colors::kBlack);
   c.draw_text_up(12, (area.y0 + area.y1) / 2 - Canvas::text_width("true") / 2, "true", colors::kBlack);
   c.save_png(path);
+}
+
+ConfusionCounts confusion_counts(const std::vector<int64_t>& truth, const std::vector<int64_t>& predicted,
+                                 int64_t num_classes) {
+  REMATCH_CHECK(truth.size() == predicted.size(), "confusion_counts: ", truth.size(), " true and ", predicted.size(),
+                " predicted classes");
+  std::vector<int64_t> shown;  // the class ids drawn, ascending
+  if (num_classes <= kMaxConfusionClasses) {
+    for (int64_t c = 0; c < num_classes; ++c) shown.push_back(c);
+  } else {
+    shown = truth;
+    shown.insert(shown.end(), predicted.begin(), predicted.end());
+    std::sort(shown.begin(), shown.end());
+    shown.erase(std::unique(shown.begin(), shown.end()), shown.end());
+  }
+  ConfusionCounts out;
+  out.k = static_cast<int64_t>(shown.size());
+  if (out.k < 1 || out.k > kMaxConfusionClasses) return out;
+  out.drawable = true;
+  auto index = [&](int64_t c) {
+    const auto it = std::lower_bound(shown.begin(), shown.end(), c);
+    REMATCH_CHECK(it != shown.end() && *it == c, "confusion_counts: class ", c, " is outside 0..", num_classes - 1);
+    return static_cast<size_t>(it - shown.begin());
+  };
+  out.counts.assign(static_cast<size_t>(out.k * out.k), 0);
+  for (size_t i = 0; i < truth.size(); ++i)
+    out.counts[index(truth[i]) * static_cast<size_t>(out.k) + index(predicted[i])] += 1;
+  if (num_classes > kMaxConfusionClasses)
+    for (int64_t c : shown) out.labels.push_back(std::to_string(c));
+  return out;
 }
 
 }  // namespace rematch::run

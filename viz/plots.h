@@ -67,4 +67,21 @@ void heatmap_plot(const std::string& path, const std::string& title, const std::
 void confusion_matrix_plot(const std::string& path, const std::string& title, const std::vector<int64_t>& counts,
                            int64_t k, const std::vector<std::string>& labels = {});
 
+// The most classes a confusion matrix is drawn with: about one pixel per cell of the 760-pixel canvas's grid.
+constexpr int64_t kMaxConfusionClasses = 512;
+
+// The counts of a confusion matrix of `truth` against `predicted` (class ids in 0..num_classes-1), never larger
+// than it can be drawn: all num_classes classes when there are at most kMaxConfusionClasses, else only the
+// classes that occur in either list, named by their ids in `labels` (sparse class ids make num_classes far
+// larger than the classes in use: a num_classes² matrix of 100,001 classes did not fit in memory). drawable is
+// false, and counts empty, when even the classes in use are too many.
+struct ConfusionCounts {
+  bool drawable = false;
+  int64_t k = 0;
+  std::vector<int64_t> counts;     // k × k, row = true class
+  std::vector<std::string> labels;  // empty (the indices 0..k-1) or the k class ids shown
+};
+ConfusionCounts confusion_counts(const std::vector<int64_t>& truth, const std::vector<int64_t>& predicted,
+                                 int64_t num_classes);
+
 }  // namespace rematch::run

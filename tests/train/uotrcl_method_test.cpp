@@ -82,6 +82,32 @@ TEST_F(UotrclMethodFiles, FactoryReadsTheNpyLayoutAndANoiseFile) {
   EXPECT_EQ(dynamic_cast<UotrclMethod&>(*m2).noisy_labels().image_labels, u.noisy_labels().image_labels);
 }
 
+// Sparse class ids (4 classes in use of 100,000): the corrected-labels plot counts only the classes in use; its
+// 100,000² counts (80 GB) ended a finished run with std::bad_alloc.
+TEST_F(UotrclMethodFiles, CorrectedLabelsPlotOfSparseClassIdsCountsOnlyTheClassesInUse) {
+  synth::LabeledWorldConfig w = tiny_world();
+  w.train_samples = 40, w.valid_samples = 8, w.test_samples = 8;
+  data::LabeledDataset d = uotrcl_test::synthetic_dataset(w);
+  for (data::LabeledSplit* s : {&d.train, &d.valid, &d.test})
+    for (std::vector<int64_t>* labels : {&s->image_labels, &s->text_labels})
+      for (int64_t& l : *labels) l = l == 3 ? 99999 : l;
+  d.num_classes = 100000;
+  TrainConfig c = tiny_options(2);
+  c.batch_size = 20;
+  c.options<UotrclOptions>().lc_iters = 5;
+  c.options<UotrclOptions>().rel_iters = 5;
+  c.options<UotrclOptions>().knn = 4;
+  std::ostringstream log;
+  UotrclMethod m = uotrcl_test::make(c, std::move(d), log);
+  const std::string plots = path("plots");
+  std::filesystem::create_directories(plots);
+  m.begin_epoch(0);
+  m.end_epoch(0);
+  m.begin_epoch(1);
+  m.write_plots(plots, 1);
+  EXPECT_TRUE(std::filesystem::exists(plots + "/corrected_labels.png")) << log.str();
+}
+
 // Runs epochs [0, epochs) fully, then begin_epoch(epochs) and `steps` steps of it.
 void advance(UotrclMethod& m, int64_t epochs, int64_t steps) {
   for (int64_t e = 0; e < epochs; ++e) {

@@ -82,6 +82,28 @@ void split_item(const std::string& source, const std::string& name, const Labele
   report.items.push_back(it);
 }
 
+// Every labelled method validates and tests on non-empty splits (train/methods/mrl/mrl_method.cpp and the
+// others refuse at their start): an empty one is an error here, so the check does not say "ready to train".
+void empty_split_items(const std::string& source, const LabeledDataset& d, int64_t valid_len, DataCheckReport& report) {
+  for (const auto& [name, s] : {std::pair<std::string, const LabeledSplit*>{"valid", &d.valid}, {"test", &d.test}}) {
+    if (s->size() > 0) continue;
+    CheckItem it;
+    it.role = name + " split";
+    it.path = source;
+    const std::string advice =
+        name == "valid"
+            ? "give the valid split rows or, without a valid split in the files, give --valid_len N (now " +
+                  std::to_string(valid_len) + ") to validate on the first N test rows"
+            : "give the test split rows" + (valid_len > 0 ? " (without a valid split in the files, --valid_len " +
+                                                                std::to_string(valid_len) + " takes the first " +
+                                                                std::to_string(valid_len) + " test rows for validation)"
+                                                          : std::string());
+    report.items.push_back(problem(it, Severity::error, "empty",
+                                   "the " + name + " split of '" + source + "' is empty; every labelled method "
+                                   "validates and tests on non-empty splits: " + advice));
+  }
+}
+
 CheckItem check_label_noise(const std::string& path, const LabeledSplit& train, int64_t classes) {
   CheckItem it;
   it.role = "label noise file";
@@ -141,7 +163,16 @@ void check_labeled(const DataCheckOptions& o, DataCheckReport& report) {
   bool readable = true;
   if (folder) {
     std::vector<std::string> splits = {"train", "test"};
-    if (fs::exists(fs::path(o.data_path) / "valid_imgs.npy", ec)) splits.insert(splits.begin() + 1, "valid");
+    const std::string partial = partial_npy_valid_split(o.data_path);
+    if (!partial.empty()) {
+      CheckItem it;
+      it.role = "valid split";
+      it.path = (fs::path(o.data_path) / "valid_*.npy").string();
+      report.items.push_back(problem(it, Severity::error, "incomplete", partial));
+      readable = false;
+    } else if (fs::exists(fs::path(o.data_path) / "valid_imgs.npy", ec)) {
+      splits.insert(splits.begin() + 1, "valid");
+    }
     for (const std::string& split : splits)
       for (const auto& [part, rank] : {std::pair<std::string, size_t>{"imgs", 2}, {"texts", 2}, {"labels", 1}})
         readable &= check_npy_file((fs::path(o.data_path) / (split + "_" + part + ".npy")).string(),
@@ -162,6 +193,7 @@ void check_labeled(const DataCheckOptions& o, DataCheckReport& report) {
   split_item(o.data_path, "train", d.train, release ? release->train : 0, release, report);
   split_item(o.data_path, "valid", d.valid, release ? release->valid : 0, release, report);
   split_item(o.data_path, "test", d.test, release ? release->test : 0, release, report);
+  empty_split_items(o.data_path, d, valid_len, report);
   CheckItem classes;
   classes.role = "classes";
   classes.path = o.data_path;
@@ -178,6 +210,14 @@ void check_labeled(const DataCheckOptions& o, DataCheckReport& report) {
       classes.against_release = true;
     }
   }
+  const int64_t used = distinct_classes(d.train);
+  classes.numbers["used_classes"] = static_cast<double>(used);
+  if (classes.severity == Severity::ok && 2 * used < d.num_classes)
+    classes = problem(classes, Severity::warning, "sparse ids",
+                      "the training labels of '" + o.data_path + "' use " + count_str(used) + " of their " +
+                          count_str(d.num_classes) + " class ids (ids are shifted by the smallest label, not "
+                          "renumbered: docs/methods/uotrcl.md §4.1): the empty classes still get prototypes and "
+                          "noisy labels drawn over them; number the classes 0..K-1 without gaps");
   report.items.push_back(classes);
 
   // MRL's noise files sit beside the data (<root>/<ds>/noise_labels_<r>_sym.json).

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 
 #include "tensor/file_io.h"
 #include "train/data/finite_features.h"
@@ -54,6 +55,10 @@ constexpr int64_t kMaxLabel = int64_t{1} << 53;
 constexpr hsize_t kMaxCompression = 1100;
 
 bool h5_has(hid_t file, const std::string& name) { return H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0; }
+
+// Where each array of a split comes from, for the messages: key "<split> imgs", "<split> texts" or "<split> labels",
+// value "labelled data file 'dir/test_texts.npy'" or "HDF5 file 'f.h5' dataset 'test_text'".
+using Origins = std::map<std::string, std::string>;
 
 // The size in bytes of a dataset's stored integer or float type, after checking that its layout describes bits
 // inside the element: libhdf5 trusts these fields when it converts, and a damaged bit offset (16384 in an 8-byte
@@ -146,20 +151,46 @@ std::vector<int64_t> h5_labels(hid_t file, const std::string& name, const std::s
   return integral_labels(values, "HDF5 file '" + path + "' dataset '" + name + "'");
 }
 
-LabeledSplit h5_split(hid_t file, const std::string& split, const std::string& path) {
+LabeledSplit h5_split(hid_t file, const std::string& split, const std::string& path, Origins& origins) {
   LabeledSplit s;
   s.images = h5_matrix(file, split + "_imgs_deep", path);
   s.image_labels = h5_labels(file, split + "_imgs_labels", path);
   const std::string texts = h5_has(file, split + "_text") ? split + "_text" : split + "_texts";
   s.texts = h5_matrix(file, texts, path);
   s.text_labels = h5_labels(file, split + "_texts_labels", path);
+  const std::string file_said = "HDF5 file '" + path + "'";
+  origins[split + " imgs"] = file_said + " dataset '" + split + "_imgs_deep'";
+  origins[split + " texts"] = file_said + " dataset '" + texts + "'";
+  origins[split + " labels"] = file_said + " datasets '" + split + "_imgs_labels' and '" + split + "_texts_labels'";
   return s;
 }
 
-LabeledSplit npy_split(const std::string& dir, const std::string& split) {
+// Whether the file holds a valid split: all of its four datasets, or none. Some but not all is an error naming
+// the missing ones, since reading on without them would validate on test rows without a word.
+bool h5_valid_split(hid_t file, const std::string& path) {
+  std::vector<std::string> present, missing;
+  for (const std::string name : {"valid_imgs_deep", "valid_imgs_labels", "valid_text(s)", "valid_texts_labels"}) {
+    const bool has = name == "valid_text(s)" ? h5_has(file, "valid_text") || h5_has(file, "valid_texts")
+                                             : h5_has(file, name);
+    (has ? present : missing).push_back("'" + name + "'");
+  }
+  if (missing.empty()) return true;
+  if (present.empty()) return false;
+  auto list = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+    return out;
+  };
+  REMATCH_FAIL("HDF5 file '", path, "' has the valid-split dataset(s) ", list(present), " but not ", list(missing),
+               ": a valid split needs all four; add the missing one(s), or delete the others to validate on the "
+               "first --valid_len test rows");
+}
+
+LabeledSplit npy_split(const std::string& dir, const std::string& split, Origins& origins) {
   auto load = [&](const std::string& name) {
     const std::string path = dir + "/" + split + "_" + name + ".npy";
     REMATCH_CHECK(std::filesystem::is_regular_file(path), "labelled data file '", path, "' does not exist");
+    origins[split + " " + name] = "labelled data file '" + path + "'";
     return std::make_pair(load_npy(path), path);
   };
   auto features = [&](const std::string& name) {
@@ -167,6 +198,8 @@ LabeledSplit npy_split(const std::string& dir, const std::string& split) {
     REMATCH_CHECK(t.dim() == 2 && (t.dtype() == DType::Float32 || t.dtype() == DType::Float64),
                   "labelled data file '", path, "' holds ", t.describe(), "; expected float [N, dim]");
     check_finite_rows(t, "labelled data file", path, "row", "fix or drop that sample");
+    // A float64 value beyond float32 passes the check above and becomes inf in the cast below.
+    check_float32_range(t, "labelled data file", path, "row", "fix or drop that sample, or rescale the features");
     return kernels::contiguous(kernels::cast(t, DType::Float32));
   };
   LabeledSplit s;
@@ -197,13 +230,50 @@ void check_rows(const LabeledSplit& s, const std::string& src, const char* name)
                 s.image_labels.size(), " image labels and ", s.text_labels.size(), " text labels disagree");
 }
 
+// Every split has the training split's feature sizes, and none is 0: the networks' input widths come from the
+// training split, so another width stopped a run only when that split was first encoded, after training.
+void check_widths(const LabeledDataset& d, bool has_valid, const Origins& origins) {
+  const std::pair<const char*, const LabeledSplit*> splits[] = {{"train", &d.train}, {"test", &d.test},
+                                                                {"valid", &d.valid}};
+  for (const auto& [name, s] : splits) {
+    if (std::string(name) == "valid" && !has_valid) continue;
+    for (const auto& [part, t] : {std::pair<std::string, const Tensor*>{"imgs", &s->images}, {"texts", &s->texts}}) {
+      const std::string& file = origins.at(std::string(name) + " " + part);
+      REMATCH_CHECK(t->size(1) > 0, file, " holds ", t->shape_str(), ": 0 features per row; every row needs at ",
+                    "least one feature value");
+      const Tensor& train = part == "imgs" ? d.train.images : d.train.texts;
+      REMATCH_CHECK(t->size(1) == train.size(1), file, " has ", t->size(1), " features per row, ",
+                    origins.at("train " + part), " ", train.size(1), ": every split needs the training split's ",
+                    "feature sizes (the networks' input widths); use the same features for every split");
+    }
+  }
+}
+
+// The class count after the shift, K = largest - smallest + 1, asks for what a researcher means by "classes":
+// at least two of them in the training labels (with one, every item is relevant to every query: MRL's loss is
+// -inf and mAP is 1), and no more classes than training pairs (ids are shifted, not renumbered, so sparse ids
+// such as 0, 1e9, 2e9 made a class count no memory holds; with K > N at least K - N classes have no pair).
+void check_classes(const LabeledDataset& d, int64_t lowest, const Origins& origins) {
+  const std::string& file = origins.at("train labels");
+  const int64_t used = distinct_classes(d.train);
+  REMATCH_CHECK(used >= 2, file, ": every training label is ", d.train.image_labels.front() + lowest,
+                ", a single class; class-labelled retrieval needs at least 2 classes in the training labels (with "
+                "one, every item is relevant to every query)");
+  const int64_t N = d.train.size();
+  REMATCH_CHECK(d.num_classes <= N, file, ": the training labels run from ", lowest, " to the largest id ",
+                lowest + d.num_classes - 1, ", which makes ", d.num_classes, " classes (ids are shifted by the "
+                "smallest label, not renumbered: docs/methods/uotrcl.md §4.1), more than the ", N,
+                " training pairs (", used, " distinct labels are used); number the classes 0..K-1 without gaps");
+}
+
 // The shared checks and the label shift of both layouts.
-LabeledDataset finish(LabeledDataset d, bool has_valid, int64_t valid_len) {
+LabeledDataset finish(LabeledDataset d, bool has_valid, int64_t valid_len, const Origins& origins) {
   const std::string& src = d.source;
   // Rows first: the valid split below is cut from the test rows of every array.
   check_rows(d.train, src, "train");
   check_rows(d.test, src, "test");
   if (has_valid) check_rows(d.valid, src, "valid");
+  check_widths(d, has_valid, origins);
   if (!has_valid) {
     REMATCH_CHECK(valid_len >= 0 && valid_len <= d.test.images.size(0), "labelled data '", src, "': valid_len ",
                   valid_len, " is outside [0, ", d.test.images.size(0), "] test rows");
@@ -233,6 +303,7 @@ LabeledDataset finish(LabeledDataset d, bool has_valid, int64_t valid_len) {
         REMATCH_CHECK((*labels)[i] < d.num_classes, "labelled data '", src, "' split ", name, ": label ",
                       (*labels)[i] + lowest, " of pair ", i, " is out of range: the training labels span ", lowest,
                       "..", lowest + d.num_classes - 1);
+  check_classes(d, lowest, origins);
   return d;
 }
 
@@ -246,22 +317,52 @@ LabeledDataset load_labeled_h5(const std::string& path, int64_t valid_len) {
   REMATCH_CHECK(file.get() >= 0, "HDF5 file '", path, "' cannot be opened as HDF5");
   LabeledDataset d;
   d.source = path;
-  d.train = h5_split(file.get(), "train", path);
-  d.test = h5_split(file.get(), "test", path);
-  const bool has_valid = h5_has(file.get(), "valid_text") || h5_has(file.get(), "valid_texts");
-  if (has_valid) d.valid = h5_split(file.get(), "valid", path);
-  return finish(std::move(d), has_valid, valid_len);
+  Origins origins;
+  d.train = h5_split(file.get(), "train", path, origins);
+  d.test = h5_split(file.get(), "test", path, origins);
+  const bool has_valid = h5_valid_split(file.get(), path);
+  if (has_valid) d.valid = h5_split(file.get(), "valid", path, origins);
+  return finish(std::move(d), has_valid, valid_len, origins);
 }
 
 LabeledDataset load_labeled_npy(const std::string& dir, int64_t valid_len) {
   REMATCH_CHECK(std::filesystem::is_directory(dir), "labelled data folder '", dir, "' does not exist");
   LabeledDataset d;
   d.source = dir;
-  d.train = npy_split(dir, "train");
-  d.test = npy_split(dir, "test");
-  const bool has_valid = std::filesystem::is_regular_file(dir + "/valid_imgs.npy");
-  if (has_valid) d.valid = npy_split(dir, "valid");
-  return finish(std::move(d), has_valid, valid_len);
+  Origins origins;
+  d.train = npy_split(dir, "train", origins);
+  d.test = npy_split(dir, "test", origins);
+  const std::string partial = partial_npy_valid_split(dir);
+  REMATCH_CHECK(partial.empty(), partial);
+  const bool has_valid = std::filesystem::exists(dir + "/valid_imgs.npy");
+  if (has_valid) d.valid = npy_split(dir, "valid", origins);
+  return finish(std::move(d), has_valid, valid_len, origins);
+}
+
+int64_t distinct_classes(const LabeledSplit& s) {
+  std::vector<int64_t> all = s.image_labels;
+  all.insert(all.end(), s.text_labels.begin(), s.text_labels.end());
+  std::sort(all.begin(), all.end());
+  return std::unique(all.begin(), all.end()) - all.begin();
+}
+
+std::string partial_npy_valid_split(const std::string& dir) {
+  std::string present, missing;
+  int missing_count = 0;
+  for (const char* part : {"imgs", "texts", "labels"}) {
+    const std::string file = "'" + dir + "/valid_" + part + ".npy'";
+    std::error_code ec;
+    const bool exists = std::filesystem::exists(dir + "/valid_" + part + ".npy", ec);
+    std::string& list = exists ? present : missing;
+    missing_count += !exists;
+    list += (list.empty() ? "" : " and ") + file;
+  }
+  if (present.empty() || missing.empty()) return "";
+  return std::string(missing_count > 1 ? "labelled data files " : "labelled data file ") + missing +
+         (missing_count > 1 ? " do not exist, but " : " does not exist, but ") + present +
+         (missing_count > 1 ? " does" : " do") +
+         ": a valid split needs all three files; add the missing one(s), or move the others away to validate on "
+         "the first --valid_len test rows";
 }
 
 LabeledDataset load_labeled(const std::string& path, int64_t valid_len) {

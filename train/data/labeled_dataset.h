@@ -12,7 +12,10 @@
 // Labels are shifted by the smallest label of the whole file, so classes are 0..K-1 with K = 1 + the largest
 // training label. (MRL subtracts each array's own minimum, which equals this whenever every array contains the
 // smallest class — true of the public files — and misaligns classes otherwise.) A missing file or dataset,
-// row counts that disagree, non-integral labels, or valid/test labels ≥ K are an Error naming the file.
+// row counts that disagree, non-integral labels, or valid/test labels ≥ K are an Error naming the file. So are
+// (docs/data.md §5.2): a valid split with some of its files or datasets but not all; features of width 0, or of
+// another width than the training split's; float64 features beyond float32's range; training labels of a single
+// class; and more classes K than training pairs (sparse ids: they are shifted, not renumbered).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +43,11 @@ LabeledDataset load_labeled_h5(const std::string& path, int64_t valid_len);
 LabeledDataset load_labeled_npy(const std::string& dir, int64_t valid_len);
 // A folder is read as the .npy layout, a file as HDF5.
 LabeledDataset load_labeled(const std::string& path, int64_t valid_len);
+// The number of distinct labels among a split's image and text labels.
+int64_t distinct_classes(const LabeledSplit& s);
+// For a folder holding some of valid_imgs.npy, valid_texts.npy, valid_labels.npy but not all: the error naming the
+// missing file(s) (load_labeled_npy throws it); "" when all three or none are there.
+std::string partial_npy_valid_split(const std::string& dir);
 // Writes the MRL HDF5 layout (with valid_* datasets when d.valid is not empty), e.g. for synthetic benchmarks.
 void save_labeled_h5(const std::string& path, const LabeledDataset& d);
 

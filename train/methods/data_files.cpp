@@ -6,6 +6,7 @@
 
 #include "tensor/error.h"
 #include "train/data/data_check.h"
+#include "train/data/labeled_dataset.h"
 #include "train/data/precomp_dataset.h"
 #include "train/data/vocab.h"
 #include "train/methods/method_spec.h"
@@ -60,6 +61,8 @@ void labeled_files(const TrainConfig& c, std::vector<DataFile>& out) {
     return;
   }
   std::vector<std::string> splits = {"train", "test"};
+  const std::string partial = data::partial_npy_valid_split(c.data_path);
+  REMATCH_CHECK(partial.empty(), partial, " (check --data_path)");
   if (fs::exists(c.data_path + "/valid_imgs.npy")) splits.insert(splits.begin() + 1, "valid");
   for (const std::string& split : splits)
     for (const char* part : {"imgs", "texts", "labels"}) {

@@ -8,6 +8,9 @@ namespace {
 
 constexpr uint64_t kSplitCounterStride = uint64_t{1} << 40;  // as in pairs_world.cpp
 
+// The largest class_spread and feature_noise: features stay below about 1e8, far inside float32.
+constexpr double kMaxScale = 1e6;
+
 // The fixed parts of the world: class means and the two random maps. float64 while generating, so the
 // features do not depend on summation order; written as float32.
 struct Maps {
@@ -75,10 +78,18 @@ void validate(const LabeledWorldConfig& c) {
   REMATCH_CHECK(c.img_dim >= 1 && c.txt_dim >= 1 && c.latent_dim >= 1 && c.hidden_dim >= 1,
                 "synth labeled: img_dim, txt_dim, latent_dim and hidden_dim must be positive (got ", c.img_dim,
                 ", ", c.txt_dim, ", ", c.latent_dim, ", ", c.hidden_dim, ")");
-  REMATCH_CHECK(std::isfinite(c.class_spread) && c.class_spread >= 0,
-                "synth labeled: class_spread must be a finite number >= 0, got ", c.class_spread);
-  REMATCH_CHECK(std::isfinite(c.feature_noise) && c.feature_noise >= 0,
-                "synth labeled: feature_noise must be a finite number >= 0, got ", c.feature_noise);
+  // Each class is drawn into train (sample i has class i mod K), so its labels span every class: with fewer
+  // samples than classes, valid and test held labels beyond train's, which every loader refuses.
+  REMATCH_CHECK(c.classes <= c.train_samples, "synth labeled: --classes ", c.classes, " exceeds --samples ",
+                c.train_samples, ": the training split would hold only ", c.train_samples,
+                " of the classes; give at least as many training samples as classes");
+  // Bounded so that the features stay far inside float32 (a spread of 1e308 overflowed to inf and NaN).
+  REMATCH_CHECK(std::isfinite(c.class_spread) && c.class_spread >= 0 && c.class_spread <= kMaxScale,
+                "synth labeled: --class_spread must lie in [0, ", kMaxScale, "], got ", c.class_spread,
+                " (larger values overflow the float32 features)");
+  REMATCH_CHECK(std::isfinite(c.feature_noise) && c.feature_noise >= 0 && c.feature_noise <= kMaxScale,
+                "synth labeled: --feature_noise must lie in [0, ", kMaxScale, "], got ", c.feature_noise,
+                " (larger values overflow the float32 features)");
 }
 
 const LabeledSplit& LabeledWorld::split(const std::string& name) const {

@@ -353,14 +353,23 @@ void UotrclMethod::write_plots(const std::string& dir, int64_t epoch) {
   const int64_t K = num_classes_;
   const std::vector<double> v = corrected_.to_vector<double>();
   const std::vector<int64_t>& clean = clean_labels();
-  std::vector<int64_t> counts(static_cast<size_t>(K * K), 0);
+  std::vector<int64_t> predicted(clean.size());
   for (size_t i = 0; i < clean.size(); ++i) {
     const auto row = v.begin() + static_cast<std::ptrdiff_t>(i) * K;
-    counts[static_cast<size_t>(clean[i] * K + (std::max_element(row, row + K) - row))] += 1;
+    predicted[i] = std::max_element(row, row + K) - row;
+  }
+  // Never K × K counts beyond what the plot draws (viz/plots.h): sparse class ids keep only the classes in use.
+  const run::ConfusionCounts c = run::confusion_counts(clean, predicted, K);
+  if (!c.drawable) {
+    if (!plot_left_out_said_)
+      log_ << "uotrcl: plots/corrected_labels.png is left out: " << c.k << " classes are in use, more than the "
+           << run::kMaxConfusionClasses << " a confusion matrix is drawn with\n";
+    plot_left_out_said_ = true;
+    return;
   }
   run::confusion_matrix_plot(dir + "/corrected_labels.png",
                              "corrected labels (argmax of N·T) vs clean labels, epoch " + std::to_string(epoch + 1),
-                             counts, K);
+                             c.counts, c.k, c.labels);
 }
 
 // The labels begin_epoch corrected (docs/methods/uotrcl.md §4.3): the class of each training pair, argmax of

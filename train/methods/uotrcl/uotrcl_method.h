@@ -89,6 +89,7 @@ class UotrclMethod : public Method {
   data::NoisyLabels noisy_;
   std::ostream& log_;
   int64_t num_classes_ = 0;
+  bool plot_left_out_said_ = false;  // write_plots said once that the confusion matrix has too many classes
   Tensor train_images_, train_texts_;     // on the device
   Tensor noisy_one_hot_v_, noisy_one_hot_t_;  // [N, K], warm-up targets (Eq. 2)
   std::unique_ptr<models::MlpPrototypeModel> model_;
