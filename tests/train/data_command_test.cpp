@@ -2,6 +2,8 @@
 // on a bad one, --json, and the command-line mistakes (exit 2).
 #include "train/cli/data_command.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -62,6 +64,21 @@ TEST_F(DataCommandTest, CommandLineMistakes) {
   EXPECT_NE(r.err.find("give --data_name"), std::string::npos) << r.err;
   r = run_cli({"data"});
   EXPECT_EQ(r.code, kExitUsage);
+}
+
+// A FIFO given as the labelled HDF5 file is named as a FIFO (it read "give --data_name" in `data check` and
+// "does not exist" at a run's start), and nothing waits on it.
+TEST_F(DataCommandTest, AFifoAsTheDataIsNamedAsOne) {
+  const std::string fifo = path("x.h5");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  auto r = run_cli({"data", "check", "--data_path", fifo});
+  EXPECT_NE(r.code, kExitOk);
+  EXPECT_NE(r.err.find("--data_path '" + fifo + "': is a FIFO (named pipe), not a regular file"), std::string::npos)
+      << r.err;
+  r = run_cli({"train", "--method", "mrl", "--data_path", fifo, "--run_dir", path("run")});
+  EXPECT_NE(r.code, kExitOk);
+  EXPECT_NE(r.err.find("'" + fifo + "' is a FIFO (named pipe), not an HDF5 file or a folder"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tensor/error.h"
+#include "tensor/file_io.h"
 #include "train/cli/app.h"
 #include "train/data/data_check.h"
 
@@ -21,6 +22,9 @@ void run_data_check(const DataCheckFlags& f, std::ostream& out) {
   data::DataCheckOptions o = f.check;
   o.whole_files = !f.quick;
   std::error_code ec;
+  // A --data_path that exists but is no file or folder (a FIFO, a socket, a device) is named as what it is.
+  if (std::filesystem::exists(o.data_path, ec) && !std::filesystem::is_directory(o.data_path, ec))
+    io::require_regular_file(o.data_path, "--data_path");
   const bool labeled = std::filesystem::is_regular_file(o.data_path, ec) ||
                        std::filesystem::is_regular_file(o.data_path + "/train_imgs.npy", ec);
   if (o.data_name.empty() && !labeled)

@@ -1,11 +1,14 @@
 // The checks of the class-labelled layouts of UOT-RCL (docs/data.md §5.2): the .npy folder file by file (header,
 // size, shape), then the whole set through its loader (labels, row counts; these files are small next to the
 // region features), then the label-noise files.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include "tensor/error.h"
+#include "tensor/file_io.h"
 #include "train/data/data_check.h"
 #include "train/data/labeled_dataset.h"
 
@@ -157,7 +160,13 @@ void check_labeled(const DataCheckOptions& o, DataCheckReport& report) {
     it.role = "labelled data";
     it.path = o.data_path;
     it.source = kLabeledSource;
-    report.items.push_back(problem(it, Severity::error, "missing", "'" + o.data_path + "' does not exist"));
+    struct stat st {};
+    const bool there = ::stat(o.data_path.c_str(), &st) == 0;  // a FIFO, socket or device: named as what it is
+    report.items.push_back(problem(it, Severity::error, there ? "unreadable" : "missing",
+                                   "'" + o.data_path + "' " +
+                                       (there ? "is " + io::file_kind(st.st_mode) +
+                                                    ", not an HDF5 file or a folder: give the path of one"
+                                              : std::string("does not exist"))));
     return;
   }
   bool readable = true;
