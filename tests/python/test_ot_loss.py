@@ -496,3 +496,28 @@ def test_cuda_loss_and_gradients_match_the_cpu(dtype, loss):
     torch.testing.assert_close(L_gpu, L_cpu, rtol=rtol, atol=rtol * 1e-2)
     for x, y in zip(g_gpu, g_cpu):
         torch.testing.assert_close(x, y, rtol=10 * rtol, atol=10 * rtol * float(y.abs().max()))
+
+
+# ---- second derivatives ---------------------------------------------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")  # torch's reference-cycle note
+@pytest.mark.parametrize("loss", ["sinkhorn2", "partial_sinkhorn2"])
+def test_second_derivatives_are_refused_not_dropped(loss):
+    """The backward is not differentiable (python/rematch/_ot_grad.py, _first_order_only): a graph of the gradient
+    (create_graph=True, gradgradcheck) is an error naming the loss, not a detached gradient whose second-order
+    terms are silently 0; the first-order gradient is the same as without the check."""
+    rng = np.random.default_rng(15)
+    C = t64(point_cost(rng, 5, 4), True)
+    fn = (lambda C: rematch.ot.sinkhorn2(C, eps=0.5)) if loss == "sinkhorn2" else \
+        (lambda C: rematch.ot.partial_sinkhorn2(C, 0.5, eps=0.5))
+    refused = rf"rematch.ot.{loss}: second derivatives are not supported \(create_graph=True\)"
+    with pytest.raises(RuntimeError, match=refused):
+        torch.autograd.grad(fn(C), C, create_graph=True)
+    with pytest.raises(RuntimeError, match=refused):
+        fn(C).backward(create_graph=True)
+    with pytest.raises(RuntimeError, match=refused):
+        torch.autograd.gradgradcheck(fn, (C,))
+    (g,) = torch.autograd.grad(fn(C), C)
+    L = fn(C)
+    L.backward()
+    assert not g.requires_grad and torch.equal(C.grad, g) and bool((g != 0).any())
