@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 namespace rematch::ot {
 namespace {
@@ -44,6 +46,17 @@ void check_nonnegative(const char* op, const char* what, const Tensor& x, bool s
                 first_bad(x, skip_batch, [](double v) { return std::isfinite(v); }), " is not finite", why);
   REMATCH_CHECK(kernels::reduce(ReduceOp::Min, x, {}, false).item<double>() >= 0, op, ": ", what,
                 first_bad(x, skip_batch, [](double v) { return v >= 0; }), " is negative", why);
+}
+
+// v with as many digits as it takes to read back the same double (15 to 17): a refused mass and the marginal it
+// exceeds by one ulp print as two different numbers, not both as "1".
+std::string exact(double v) {
+  char buf[32];
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
 }
 
 // Host values of one scalar per problem, shaped [B, 1] ([B, 1, 1] when `cube`) in `like`'s dtype and device.
@@ -92,13 +105,20 @@ BatchedSinkhornResult partial_impl(const char* op, const Tensor& C, const Tensor
   const std::vector<double> max_c = per_problem(ReduceOp::Max, Cd);
 
   // Chapel et al.: dummy row weight Σb − s, dummy column weight Σa − s; L2RM's ξ and A per problem.
+  // A mass above the smaller marginal by rounding only is that marginal: uniform weights 1/n sum to 1 − 1 ulp for
+  // many n (10 × 0.1), and mass = 1 must not depend on n. The tolerance is the balanced solver's for Σa = Σb
+  // (cpu::check_values in ot/batched.cpp).
+  const double rel = C.dtype() == DType::Float32 ? 1e-5 : 1e-6;
   std::vector<double> row_w(B), col_w(B), edge(B), corner(B), start(B);
   for (int64_t k = 0; k < B; ++k) {
-    const double s = mass[k], smaller = std::min(sum_a[k], sum_b[k]);
+    const double smaller = std::min(sum_a[k], sum_b[k]);
     const std::string where = name_problem ? rematch::detail::concat("problem ", k, ": ") : std::string();
-    REMATCH_CHECK(std::isfinite(s) && s > 0, op, ": ", where, "mass = ", s, " must be finite and > 0");
-    REMATCH_CHECK(s <= smaller, op, ": ", where, "mass = ", s, " is larger than the smaller marginal min(sum(a) = ",
-                  sum_a[k], ", sum(b) = ", sum_b[k], ") = ", smaller, ": at most that much can be transported");
+    REMATCH_CHECK(std::isfinite(mass[k]) && mass[k] > 0, op, ": ", where, "mass = ", mass[k],
+                  " must be finite and > 0");
+    REMATCH_CHECK(mass[k] <= smaller * (1 + rel), op, ": ", where, "mass = ", exact(mass[k]),
+                  " is larger than the smaller marginal min(sum(a) = ", exact(sum_a[k]), ", sum(b) = ", exact(sum_b[k]),
+                  ") = ", exact(smaller), " (by more than ", rel, " relative): at most that much can be transported");
+    const double s = std::min(mass[k], smaller);
     row_w[k] = sum_b[k] - s;
     col_w[k] = sum_a[k] - s;
     const double xi = std::isnan(d.xi) ? 100.0 * max_c[k] : d.xi;

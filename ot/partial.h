@@ -37,7 +37,9 @@ struct DummyOptions {
   double corner = std::numeric_limits<double>::quiet_NaN();  // A; NaN: max C (L2RM forms) or 0 (Zero)
 };
 
-// C [n, m], a [n], b [m] (undefined: uniform), 0 < mass ≤ min(Σa, Σb); options.mask [n, m] (optional).
+// C [n, m], a [n], b [m] (undefined: uniform), 0 < mass ≤ min(Σa, Σb); a mass above min(Σa, Σb) by at most
+// 1e-6 relative (1e-5 for float32: rounding, as in the balanced solver's Σa = Σb check) is taken as min(Σa, Σb).
+// options.mask [n, m] (optional).
 // Result: plan = the real block [n, m] (detached); f [n+1] and g [m+1] are the potentials of the augmented
 // problem in the convention solved (L2RMShifted: L2RM's minus ξ on the dummy entries); iterations, the
 // marginal error and convergence refer to the augmented problem (the stopping rule sees the dummy too, as in

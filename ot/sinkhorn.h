@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "tensor/tensor.h"
@@ -51,6 +52,11 @@ struct SinkhornOptions {
   // Optional warm start: initial f (shaped like a) and g (shaped like b), in cost units; default zeros.
   // The first PotentialChange test compares against f0.
   Tensor f0, g0;
+  // Optional interrupt check, asked by a CPU solve on the thread solving the problem (OpenMP's threads at once for a
+  // batch) after its first sweep and then about every 2^16 entries swept (every sweep of a large problem): true
+  // stops the solve with an Error "interrupted". The Python module passes one that checks for Ctrl-C
+  // (python/src/ot_bindings.cpp); the CUDA solvers run every sweep in one launch and never ask it.
+  std::function<bool()> interrupted;
 };
 
 struct SinkhornResult {

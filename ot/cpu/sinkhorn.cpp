@@ -328,6 +328,11 @@ template <typename T> ProblemStats Solver<T>::run() {
       "scaling domain: exp(-C/epsilon) underflows or overflows at epsilon = ", o_.epsilon,
       " (it is 0 once C/epsilon exceeds ~", std::is_same_v<T, float> ? 87 : 708, "); use Domain::Log");
   if (!log_domain && !absorb()) return (st.error = underflow, st);
+  // The interrupt check (SinkhornOptions::interrupted) is asked after the first sweep, then once kAskEvery entries
+  // have been swept since: after every sweep of a large problem, every few hundred of a tiny one (a sweep of 3×3
+  // takes about as long as the check), so that the check costs nothing measurable at any size.
+  constexpr int64_t kAskEvery = int64_t{1} << 16;
+  int64_t unasked = kAskEvery;
   for (int64_t it = 1; it <= o_.max_iter; ++it) {
     if (potential_rule) phi_prev_ = phi_;
     if (!(cached_ && cached_sweep())) {
@@ -342,6 +347,10 @@ template <typename T> ProblemStats Solver<T>::run() {
       materialize();
     }
     st.iterations = it;
+    if (o_.interrupted && (unasked += n_ * m_) >= kAskEvery) {
+      unasked = 0;
+      if (o_.interrupted()) return (st.error = "interrupted", st);
+    }
     if (it % o_.check_every == 0 || it == o_.max_iter) {
       if ((potential_rule ? potential_change() : marginal_error()) < o_.tol) {
         st.converged = true;

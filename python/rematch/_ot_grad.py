@@ -13,6 +13,7 @@ error). For the partial problem Ĉ, P, f, g are those of the (n+1)×(m+1) augmen
                   solve H [x; y] = [r; c],  H = [[diag α, P], [Pᵀ, diag β]],  r = (P∘N)·1, c = (P∘N)ᵀ·1 (9.3)
                   dL = <P∘(x ⊕ y − N)/ε, dĈ> + <P, dN> + <x, dâ> + <y, db̂>                        (9.4)
 """
+import functools
 import warnings
 
 import torch
@@ -80,6 +81,25 @@ def _solved(op, opts, solver, C, *args, **kw):
     _warn_unconverged(op, info, opts["tol"], opts["max_iter"])
     f, g = info["f"], info["g"]
     return (P[None], f[None], g[None]) if C.dim() == 2 else (P, f, g)
+
+
+def _first_order_only(op):
+    """Decorates a backward (outside @once_differentiable, which turns grad mode off) so that a second
+    differentiation is refused: PyTorch runs a backward with grad mode on exactly when it records a graph of the
+    gradient (create_graph=True, gradgradcheck). @once_differentiable alone raises only when grad_output itself
+    requires grad; for torch.autograd.grad(loss, C, create_graph=True) it returns a detached gradient, and a
+    penalty on that gradient silently contributes nothing. First-order backwards are not affected."""
+    def decorate(backward):
+        @functools.wraps(backward)
+        def checked(ctx, *grads):
+            if torch.is_grad_enabled():
+                raise RuntimeError(f"{op}: second derivatives are not supported (create_graph=True): the backward "
+                                   f"is computed from the converged plan and potentials, not recorded as a graph "
+                                   f"(docs/ot.md §9.1); differentiate the loss once, without create_graph, or "
+                                   f"keep this loss out of the terms that are differentiated twice")
+            return backward(ctx, *grads)
+        return checked
+    return decorate
 
 
 def _solve_spd(S, rhs):
@@ -225,6 +245,7 @@ class Sinkhorn2(torch.autograd.Function):
         return _finish_forward(ctx, value, P, f, g, P, C, a, b, mask, eps)
 
     @staticmethod
+    @_first_order_only("rematch.ot.sinkhorn2")
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_out):
         C, P, f, g, mask = ctx.saved_tensors
@@ -293,6 +314,7 @@ class PartialSinkhorn2(torch.autograd.Function):
         return _finish_forward(ctx, value, _dummy_plan(P, f, g, corner, eps), f, g, P, C, a, b, mask, eps)
 
     @staticmethod
+    @_first_order_only("rematch.ot.partial_sinkhorn2")
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_out):
         C, Ph, f, g, mask = ctx.saved_tensors

@@ -11,7 +11,25 @@ sinkhorn2 and partial_sinkhorn2 are the same solves as PyTorch losses: the OT va
 optimum) as a tensor with gradients with respect to C, the weights and the partial mass, taken at the converged
 plan and potentials (docs/ot.md §9).
 """
+import operator
+
 from . import _arrays, _core
+
+
+def _number(op, name, value, integer=False):
+    """An option as the float (or int) the solver takes; a TypeError naming the argument for anything else
+    (float(eps) alone says "only size-1 arrays can be converted", and pybind11 dumps its signature table)."""
+    try:
+        return operator.index(value) if integer else float(value)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{op}: {name} must be {'an integer' if integer else 'a number'}, got {value!r}") from e
+
+
+def _word(op, name, value):
+    """A string option; the solver's own error lists the words it knows."""
+    if not isinstance(value, str):
+        raise TypeError(f"{op}: {name} must be a string, got {value!r}")
+    return value
 
 
 def _info(kind, f, g, iterations, error, converged):
@@ -60,10 +78,13 @@ def sinkhorn(C, a=None, b=None, *, eps, max_iter=1000, tol=1e-6, stop="marginal"
     wrong shapes, devices, option values or weights (unequal sums, negative entries), and for a row or column
     that the mask leaves nowhere to send its weight.
     """
+    op = "rematch.ot.sinkhorn"
     kind = _arrays.kind(C, "C")
+    eps, max_iter, tol = _number(op, "eps", eps), _number(op, "max_iter", max_iter, True), _number(op, "tol", tol)
+    stop, domain = _word(op, "stop", stop), _word(op, "domain", domain)
     P, f, g, iterations, error, converged = _core.sinkhorn(
         _arrays.capsule(C, "C"), _arrays.optional_capsule(a, "a"), _arrays.optional_capsule(b, "b"), eps, max_iter,
-        tol, stop, _arrays.optional_capsule(mask, "mask"), domain)
+        tol, stop, _arrays.optional_capsule(mask, "mask", bool_ok=True), domain)
     return _arrays.wrap(P, kind), _info(kind, f, g, iterations, error, converged)
 
 
@@ -92,7 +113,8 @@ def partial_sinkhorn(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, m
     C : array [n, m] or [B, n, m], float32 or float64 (NumPy, or PyTorch on the CPU or a CUDA device)
         The cost; finite and >= 0 everywhere (masked entries included: the dummy costs come from max C).
     mass : float, or one per problem for a batch (a sequence or 1-D array)
-        The mass to transport, 0 < mass <= min(sum(a), sum(b)) (L2RM's ``rho``).
+        The mass to transport, 0 < mass <= min(sum(a), sum(b)) (L2RM's ``rho``); a mass above the minimum by
+        rounding only (1e-6 relative, 1e-5 for float32) is taken as the minimum.
     a, b : array [n] and [m] (or [B, n], [B, m]), C's dtype and device, optional
         Non-negative weights; None gives uniform weights 1/n and 1/m.
     eps : float
@@ -120,10 +142,13 @@ def partial_sinkhorn(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, m
     TypeError and ValueError as :func:`sinkhorn`; ValueError also for a mass larger than the smaller marginal and
     for negative costs.
     """
+    op = "rematch.ot.partial_sinkhorn"
     kind = _arrays.kind(C, "C")
+    eps, max_iter, tol = _number(op, "eps", eps), _number(op, "max_iter", max_iter, True), _number(op, "tol", tol)
+    dummy, stop = _word(op, "dummy", dummy), _word(op, "stop", stop)
     P, f, g, iterations, error, converged = _core.partial_sinkhorn(
         _arrays.capsule(C, "C"), _masses(mass), _arrays.optional_capsule(a, "a"), _arrays.optional_capsule(b, "b"),
-        eps, dummy, _arrays.optional_capsule(mask, "mask"), max_iter, tol, stop)
+        eps, dummy, _arrays.optional_capsule(mask, "mask", bool_ok=True), max_iter, tol, stop)
     return _arrays.wrap(P, kind), _info(kind, f, g, iterations, error, converged)
 
 
@@ -159,7 +184,7 @@ def _loss_setup(op, C, a, b, mask, eps, value, tol):
         _ot_grad._check_positive_if_grad(w, name, op)
     if tol is None:
         tol = 1e-9 if C.dtype == torch.float64 else 1e-6
-    return torch, float(eps), tol
+    return torch, _number(op, "eps", eps), _number(op, "tol", tol)
 
 
 def sinkhorn2(C, a=None, b=None, *, eps, mask=None, value="linear", max_iter=1000, tol=None, stop="marginal",
@@ -199,12 +224,15 @@ def sinkhorn2(C, a=None, b=None, *, eps, mask=None, value="linear", max_iter=100
     ------
     TypeError for a non-tensor or non-float C, a or b of another dtype, and a mask or eps that requires grad;
     ValueError for tensors on another device, zero weights that require grad, and everything :func:`sinkhorn`
-    refuses (shapes, NaN or inf costs and weights, unequal sums, option values).
+    refuses (shapes, NaN or inf costs and weights, unequal sums, option values); RuntimeError for a second
+    derivative (create_graph=True): the backward is first-order only.
     """
     op = "rematch.ot.sinkhorn2"
     _, eps, tol = _loss_setup(op, C, a, b, mask, eps, value, tol)
     from ._ot_grad import Sinkhorn2
-    return Sinkhorn2.apply(C, a, b, mask, eps, value, dict(max_iter=max_iter, tol=tol, stop=stop, domain=domain))
+    opts = dict(max_iter=_number(op, "max_iter", max_iter, True), tol=tol, stop=_word(op, "stop", stop),
+                domain=_word(op, "domain", domain))
+    return Sinkhorn2.apply(C, a, b, mask, eps, value, opts)
 
 
 def _mass_tensor(op, mass, B, C, torch):
@@ -259,7 +287,7 @@ def partial_sinkhorn2(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, 
     ------
     As :func:`sinkhorn2`, and :func:`partial_sinkhorn`'s errors (mass above the smaller marginal, negative costs);
     ValueError when a gradient with respect to a, b or the mass is asked for at mass = sum(a) or sum(b) (a dummy of
-    weight 0: not differentiable there).
+    weight 0: not differentiable there); RuntimeError for a second derivative, as :func:`sinkhorn2`.
     """
     op = "rematch.ot.partial_sinkhorn2"
     torch, eps, tol = _loss_setup(op, C, a, b, mask, eps, value, tol)
@@ -271,12 +299,17 @@ def partial_sinkhorn2(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, 
     if any(x is not None and x.requires_grad for x in (a, b, mass_t)):
         sum_a = a.detach().sum(-1).expand(B) if a is not None else torch.ones(B, dtype=C.dtype, device=C.device)
         sum_b = b.detach().sum(-1).expand(B) if b is not None else torch.ones(B, dtype=C.dtype, device=C.device)
-        full = (mass_t.detach() >= torch.minimum(sum_a, sum_b)).nonzero()
+        # A mass above the minimum by more than rounding is refused by the solver as too large; up to that, it is
+        # taken as the minimum (ot/partial.cpp), so it equals it.
+        smaller, rel = torch.minimum(sum_a, sum_b), 1e-5 if C.dtype == torch.float32 else 1e-6
+        full = ((mass_t.detach() >= smaller) & (mass_t.detach() <= smaller * (1 + rel))).nonzero()
         if len(full):
             k = int(full[0])
             where = f" (problem {k})" if batched else ""
-            raise ValueError(f"{op}: mass = {float(mass_t[k])} equals min(sum(a), sum(b)){where}: a dummy has "
-                             f"weight 0 and the gradient with respect to a, b and mass is not finite there; "
-                             f"transport less mass, use sinkhorn2 for a balanced problem, or detach a, b and mass")
+            raise ValueError(f"{op}: mass = {float(mass_t[k])!r} equals min(sum(a), sum(b)) = {float(smaller[k])!r}"
+                             f"{where} (to {rel:g} relative): a dummy has weight 0 and the gradient with respect to "
+                             f"a, b and mass is not finite there; transport less mass, use sinkhorn2 for a balanced "
+                             f"problem, or detach a, b and mass")
     from ._ot_grad import PartialSinkhorn2
-    return PartialSinkhorn2.apply(C, a, b, mass_t, mask, eps, dummy, value, dict(max_iter=max_iter, tol=tol, stop=stop))
+    opts = dict(max_iter=_number(op, "max_iter", max_iter, True), tol=tol, stop=_word(op, "stop", stop))
+    return PartialSinkhorn2.apply(C, a, b, mass_t, mask, eps, dummy, value, opts)

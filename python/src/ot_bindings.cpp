@@ -2,7 +2,11 @@
 // batch [B, n, m] to the batched forms, solved where C lives (the fused CUDA kernels for a CUDA array).
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
+#include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ot/ot.h"
@@ -60,7 +64,12 @@ ot::DummyCost parse_dummy(const std::string& op, const std::string& dummy) {
                         "(UOT-RCL Eq. 14)");
 }
 
-ot::SinkhornOptions options(double eps, int64_t max_iter, double tol, ot::StopRule stop, const Tensor& mask) {
+// The options as the Python arguments name them (ot::detail::check_options in ot/batched.cpp says "epsilon" and
+// the C++ field).
+ot::SinkhornOptions options(const std::string& op, double eps, int64_t max_iter, double tol, ot::StopRule stop,
+                            const Tensor& mask) {
+  if (!(std::isfinite(eps) && eps > 0))
+    throw py::value_error(detail::concat(op, ": eps = ", eps, " must be finite and > 0 (the entropic regularisation)"));
   ot::SinkhornOptions o;
   o.epsilon = eps;
   o.max_iter = max_iter;
@@ -68,6 +77,60 @@ ot::SinkhornOptions options(double eps, int64_t max_iter, double tol, ot::StopRu
   o.stop = stop;
   o.mask = mask;
   return o;
+}
+
+// Ctrl-C during a solve. The CPU solver asks this after a problem's first sweep and then every 2^16 entries swept
+// (SinkhornOptions::interrupted, ot/sinkhorn.h); on the thread that called from Python, at most every 50 ms, it
+// takes the GIL and runs Python's signal handlers (PyErr_CheckSignals acts on the main thread only). An exception
+// they raise — KeyboardInterrupt for SIGINT — stops every problem of the call (the other threads of a batch see
+// `raised_`) and is raised by solve() below once the solver has returned. The engine never sees Python, only this
+// callback.
+class InterruptCheck {
+ public:
+  bool operator()() {
+    if (raised_.load(std::memory_order_relaxed)) return true;
+    if (std::this_thread::get_id() != caller_) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_) return false;
+    next_ = now + std::chrono::milliseconds(50);
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() == 0) return false;
+    PyErr_Fetch(&type_, &value_, &trace_);
+    raised_.store(true, std::memory_order_relaxed);
+    return true;
+  }
+  // With the GIL held: the handlers' exception, if they raised one, becomes the call's.
+  void rethrow_if_raised() {
+    if (!raised_.load()) return;
+    PyErr_Restore(type_, value_, trace_);
+    type_ = value_ = trace_ = nullptr;
+    throw py::error_already_set();
+  }
+
+ private:
+  const std::thread::id caller_ = std::this_thread::get_id();
+  std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  std::atomic<bool> raised_{false};
+  PyObject *type_ = nullptr, *value_ = nullptr, *trace_ = nullptr;
+};
+
+// Runs the solve without the GIL and with `o` checking for Ctrl-C; a rematch::Error becomes a ValueError worded for
+// Python (the solver's "Domain::Log" is the argument domain="log" here), and an interrupt raises KeyboardInterrupt.
+template <typename Solve> auto solve(const Device& device, ot::SinkhornOptions& o, Solve&& run) {
+  InterruptCheck check;
+  o.interrupted = [&check] { return check(); };
+  try {
+    auto result = without_gil(device, [&] { return run(o); });
+    check.rethrow_if_raised();
+    return result;
+  } catch (const Error& e) {
+    check.rethrow_if_raised();
+    std::string message = e.what();
+    const std::string cpp = "Domain::Log";
+    for (size_t at = message.find(cpp); at != std::string::npos; at = message.find(cpp, at))
+      message.replace(at, cpp.size(), "domain=\"log\"");
+    throw py::value_error(message);
+  }
 }
 
 // (P, f, g, iterations, error, converged): per-problem lists for a batch, plain numbers for one problem.
@@ -84,11 +147,11 @@ py::tuple sinkhorn(const py::capsule& C, const py::object& a, const py::object& 
                    double tol, const std::string& stop, const py::object& mask, const std::string& domain) {
   const std::string op = "rematch.ot.sinkhorn";
   const Problem p = import_problem(op, C, a, b, mask);
-  ot::SinkhornOptions o = options(eps, max_iter, tol, parse_stop(op, stop), p.mask);
+  ot::SinkhornOptions o = options(op, eps, max_iter, tol, parse_stop(op, stop), p.mask);
   o.domain = parse_domain(op, domain);
   if (p.batched())
-    return results(without_gil(p.C.device(), [&] { return ot::sinkhorn_batched(p.C, p.a, p.b, o); }));
-  return results(without_gil(p.C.device(), [&] { return ot::sinkhorn(p.C, p.a, p.b, o); }));
+    return results(solve(p.C.device(), o, [&](const auto& o) { return ot::sinkhorn_batched(p.C, p.a, p.b, o); }));
+  return results(solve(p.C.device(), o, [&](const auto& o) { return ot::sinkhorn(p.C, p.a, p.b, o); }));
 }
 
 py::tuple partial_sinkhorn(const py::capsule& C, const std::vector<double>& mass, const py::object& a,
@@ -96,16 +159,18 @@ py::tuple partial_sinkhorn(const py::capsule& C, const std::vector<double>& mass
                            int64_t max_iter, double tol, const std::string& stop) {
   const std::string op = "rematch.ot.partial_sinkhorn";
   const Problem p = import_problem(op, C, a, b, mask);
-  const ot::SinkhornOptions o = options(eps, max_iter, tol, parse_stop(op, stop), p.mask);
+  ot::SinkhornOptions o = options(op, eps, max_iter, tol, parse_stop(op, stop), p.mask);
   ot::DummyOptions d;
   d.costs = parse_dummy(op, dummy);
   if (p.batched())
-    return results(without_gil(p.C.device(),
-                               [&] { return ot::partial_sinkhorn_batched(p.C, p.a, p.b, mass, o, d); }));
+    return results(solve(p.C.device(), o, [&](const auto& o) {
+      return ot::partial_sinkhorn_batched(p.C, p.a, p.b, mass, o, d);
+    }));
   if (mass.size() != 1)
     throw py::value_error(op + ": C is one problem " + p.C.shape_str() + " but mass holds " +
                           std::to_string(mass.size()) + " values; give one number");
-  return results(without_gil(p.C.device(), [&] { return ot::partial_sinkhorn(p.C, p.a, p.b, mass[0], o, d); }));
+  return results(
+      solve(p.C.device(), o, [&](const auto& o) { return ot::partial_sinkhorn(p.C, p.a, p.b, mass[0], o, d); }));
 }
 
 }  // namespace

@@ -193,6 +193,31 @@ TEST(Sinkhorn, CheckEveryTestsOnlyEveryKthSweep) {
   EXPECT_LT(tenth.iterations, every.iterations + 10);
 }
 
+TEST(Sinkhorn, InterruptCheckStopsTheSolveAndOtherwiseChangesNothing) {
+  // SinkhornOptions::interrupted (ot/sinkhorn.h): asked after the first sweep, then every 2^16 entries swept; true
+  // stops with "interrupted", false leaves the plan bit for bit as without a check.
+  const Problem p = random_problem(300, 250, 3);
+  SinkhornOptions o;
+  o.epsilon = 0.1;
+  o.tol = 0;
+  o.max_iter = 40;
+  const SinkhornResult plain = ot::sinkhorn(p.C, p.a, p.b, o);
+  int asked = 0;
+  o.interrupted = [&asked] { return ++asked < 0; };
+  const SinkhornResult checked = ot::sinkhorn(p.C, p.a, p.b, o);
+  EXPECT_EQ(asked, 40);  // 300 × 250 entries: every sweep
+  EXPECT_TRUE(all_close(checked.plan, plain.plan, 0, 0));
+  o.interrupted = [&asked] { return ++asked > 42; };
+  EXPECT_THROWS_WITH(ot::sinkhorn(p.C, p.a, p.b, o), "sinkhorn", "interrupted");
+  EXPECT_EQ(asked, 43);
+  const Problem tiny = random_problem(3, 3, 4);  // 9 entries: asked after sweep 1, 7283, 14565, ...
+  asked = 0;
+  o.max_iter = 10000;
+  o.interrupted = [&asked] { return ++asked < 0; };
+  ot::sinkhorn(tiny.C, tiny.a, tiny.b, o);
+  EXPECT_EQ(asked, 2);
+}
+
 TEST(Sinkhorn, WarmStartFromTheSolutionStopsAtOnce) {
   const Problem p = random_problem(12, 8, 3);
   SinkhornOptions o;

@@ -1,4 +1,6 @@
 """Bad input raises ValueError or TypeError with rematch's message, naming what is wrong — never a crash."""
+import re
+
 import numpy as np
 import pytest
 
@@ -30,8 +32,21 @@ def sinkhorn(**kw):
     (lambda: sinkhorn(a=u4), ValueError, r"a has shape \[4\] but the cost is \[5, 4\]: expected \[5\]"),
     (lambda: sinkhorn(mask=np.ones((4, 5), bool)), ValueError, r"the mask has shape \[4, 5\] but the cost is \[5, 4\]"),
     # options
-    (lambda: sinkhorn(eps=0), ValueError, "epsilon = 0 must be finite and > 0"),
-    (lambda: sinkhorn(eps="big"), TypeError, "incompatible function arguments"),
+    (lambda: sinkhorn(eps=0), ValueError, r"rematch.ot.sinkhorn: eps = 0 must be finite and > 0 \(the entropic"),
+    (lambda: sinkhorn(eps="big"), TypeError, "rematch.ot.sinkhorn: eps must be a number, got 'big'"),
+    (lambda: sinkhorn(eps=np.array([0.1, 0.2])), TypeError, r"eps must be a number, got array\(\[0.1, 0.2\]\)"),
+    (lambda: sinkhorn(max_iter="many"), TypeError, "rematch.ot.sinkhorn: max_iter must be an integer, got 'many'"),
+    (lambda: sinkhorn(tol=[1e-6]), TypeError, r"rematch.ot.sinkhorn: tol must be a number, got \[1e-06\]"),
+    (lambda: sinkhorn(stop=1), TypeError, "rematch.ot.sinkhorn: stop must be a string, got 1"),
+    (lambda: rematch.ot.partial_sinkhorn(C, 0.5, eps=None), TypeError,
+     "rematch.ot.partial_sinkhorn: eps must be a number, got None"),
+    (lambda: rematch.ot.partial_sinkhorn(C, 0.5, eps=-1), ValueError, "rematch.ot.partial_sinkhorn: eps = -1 must"),
+    (lambda: rematch.ot.partial_sinkhorn(C, 0.5, eps=0.1, dummy=None), TypeError, "dummy must be a string, got None"),
+    # the Python argument, not the C++ name (python/src/ot_bindings.cpp)
+    (lambda: sinkhorn(C=C * 1000, domain="scaling"), ValueError, r"underflows or overflows .*; use domain=\"log\"$"),
+    (lambda: sinkhorn(C=C > 0.5), TypeError, r"^C: got bool\[5, 4\], but rematch reads bool only as a mask"),
+    (lambda: sinkhorn(a=np.ones(5, bool)), TypeError, r"^a: got bool\[5\]"),
+    (lambda: rematch.eval.recall(np.ones((3, 15), bool)), TypeError, r"^sims: got bool\[3, 15\]"),
     (lambda: sinkhorn(max_iter=0), ValueError, "max_iter = 0 must be >= 1"),
     (lambda: sinkhorn(tol=-1), ValueError, "tol = -1 must be >= 0"),
     (lambda: sinkhorn(stop="never"), ValueError, "stop = 'never' is not a stopping rule"),
@@ -46,7 +61,8 @@ def sinkhorn(**kw):
      "problem 1 of 2: row 0 is all-masked"),
     # partial
     (lambda: rematch.ot.partial_sinkhorn(C, 1.5, eps=0.1), ValueError,
-     r"mass = 1.5 is larger than the smaller marginal min\(sum\(a\) = 1, sum\(b\) = 1\)"),
+     r"mass = 1.5 is larger than the smaller marginal min\(sum\(a\) = 1, sum\(b\) = 1\) = 1 \(by more than 1e-06 "
+     r"relative\)"),
     (lambda: rematch.ot.partial_sinkhorn(C, 0, eps=0.1), ValueError, "mass = 0 must be finite and > 0"),
     (lambda: rematch.ot.partial_sinkhorn(C, [0.1, 0.2], eps=0.1), ValueError, "mass holds 2 values; give one number"),
     (lambda: rematch.ot.partial_sinkhorn(np.stack([C] * 3), [0.1, 0.2], eps=0.1), ValueError,
@@ -68,6 +84,53 @@ def sinkhorn(**kw):
 def test_bad_input_is_an_error_that_says_what_is_wrong(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@needs_torch
+def test_torch_bool_inputs_are_named_as_bool():
+    for call in (lambda: rematch.ot.sinkhorn(torch.ones(5, 4, dtype=torch.bool), eps=0.1),
+                 lambda: rematch.ot.partial_sinkhorn(torch.ones(5, 4, dtype=torch.bool), 0.5, eps=0.1)):
+        with pytest.raises(TypeError, match=r"^C: got bool\[5, 4\]") as e:
+            call()
+        assert "uint8" not in str(e.value)
+
+
+# ---- the mass of partial transport up to rounding (ot/partial.cpp) --------------------------------------------
+
+@pytest.mark.parametrize("n,m", [(10, 10), (5, 7), (7, 5), (6, 6), (3, 3)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_mass_equal_to_the_default_weights_sum_is_accepted(n, m, dtype):
+    """mass = 1 with the default weights 1/n, 1/m, whose sums round to 1 - 1 ulp for some n: the whole mass moves,
+    the plan is the balanced one."""
+    Cnm = np.random.default_rng(n * m).random((n, m)).astype(dtype)
+    opts = dict(eps=0.1, tol=1e-12 if dtype == np.float64 else 1e-6, max_iter=100000, stop="marginal")
+    P, info = rematch.ot.partial_sinkhorn(Cnm, 1.0, **opts)
+    balanced, _ = rematch.ot.sinkhorn(Cnm, **opts)
+    assert info["converged"]
+    np.testing.assert_allclose(P, balanced, rtol=0, atol=1e-12 if dtype == np.float64 else 1e-6)
+
+
+def test_a_mass_above_the_marginals_is_refused_with_both_numbers_in_full():
+    """1e-5 above: too much for rounding (1e-6 relative), and the message tells the two numbers apart."""
+    mass = 1.00001
+    with pytest.raises(ValueError) as e:
+        rematch.ot.partial_sinkhorn(np.random.default_rng(1).random((10, 10)), mass, eps=0.1)
+    found = re.search(r"mass = (\S+) is larger than the smaller marginal min\(sum\(a\) = (\S+), sum\(b\) = (\S+)\) = "
+                      r"(\S+) \(by more than 1e-06 relative\)", str(e.value))
+    assert found, str(e.value)
+    given, sum_a, sum_b, smaller = (float(x) for x in found.groups())
+    assert given == mass and smaller == min(sum_a, sum_b) and abs(sum_a - 1) < 1e-15 and smaller < given
+
+
+@needs_torch
+def test_partial_sinkhorn2_at_the_full_default_mass_is_the_balanced_loss():
+    C10 = torch.tensor(np.random.default_rng(2).random((10, 10)), requires_grad=True)
+    L = rematch.ot.partial_sinkhorn2(C10, 1.0, eps=0.1)
+    (g,) = torch.autograd.grad(L, C10)
+    L2 = rematch.ot.sinkhorn2(C10, eps=0.1)
+    (g2,) = torch.autograd.grad(L2, C10)
+    torch.testing.assert_close(L, L2, rtol=0, atol=1e-9)
+    torch.testing.assert_close(g, g2, rtol=0, atol=1e-7)
 
 
 @needs_torch

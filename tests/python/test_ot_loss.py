@@ -430,7 +430,21 @@ if torch is not None:  # (the module is skipped without PyTorch, but still impor
                                                    requires_grad=True), eps=0.1), ValueError,
      r"a\[1\] = 0.0 while a requires grad: the gradient with respect to a zero weight is not finite"),
     (lambda: rematch.ot.partial_sinkhorn2(C0, torch.tensor(1.0, requires_grad=True), eps=0.1), ValueError,
-     r"mass = 1.0 equals min\(sum\(a\), sum\(b\)\): a dummy has weight 0"),
+     r"mass = 1.0 equals min\(sum\(a\), sum\(b\)\) = 1.0 \(to 1e-06 relative\): a dummy has weight 0"),
+    # a mass above the smaller marginal is too large, whether or not it requires grad (not "equals")
+    (lambda: rematch.ot.partial_sinkhorn2(C0, torch.tensor(1.5, dtype=torch.float64, requires_grad=True), eps=0.1),
+     ValueError, r"partial_sinkhorn2: partial_sinkhorn: mass = 1.5 is larger than the smaller marginal"),
+    # options name the argument
+    (lambda: rematch.ot.sinkhorn2(C0, eps="x"), TypeError, "rematch.ot.sinkhorn2: eps must be a number, got 'x'"),
+    (lambda: rematch.ot.sinkhorn2(C0, eps=np.array([0.1, 0.2])), TypeError,
+     r"rematch.ot.sinkhorn2: eps must be a number, got array\(\[0.1, 0.2\]\)"),
+    (lambda: rematch.ot.partial_sinkhorn2(C0, 0.5, eps=torch.tensor([0.1, 0.2])), TypeError,
+     "rematch.ot.partial_sinkhorn2: eps must be a number"),
+    (lambda: rematch.ot.sinkhorn2(C0, eps=0.1, tol="x"), TypeError, "rematch.ot.sinkhorn2: tol must be a number"),
+    (lambda: rematch.ot.sinkhorn2(C0, eps=0.1, max_iter=1.5), TypeError,
+     "^rematch.ot.sinkhorn2: max_iter must be an integer, got 1.5"),
+    (lambda: rematch.ot.partial_sinkhorn2(C0, 0.5, eps=0.1, stop=None), TypeError,
+     "^rematch.ot.partial_sinkhorn2: stop must be a string, got None"),
     # NaN and inf
     (lambda: rematch.ot.sinkhorn2(C0.index_put((torch.tensor([1]), torch.tensor([2])),
                                               torch.tensor(float("nan"), dtype=torch.float64)), eps=0.1),
@@ -441,7 +455,7 @@ if torch is not None:  # (the module is skipped without PyTorch, but still impor
                                                        torch.tensor(float("inf"), dtype=torch.float64)), 0.5, eps=0.1),
      ValueError, r"cost C\[3, 0\] = inf is not finite"),
     (lambda: rematch.ot.partial_sinkhorn2(C0, float("nan"), eps=0.1), ValueError, r"mass = \[nan\] is not finite"),
-    (lambda: rematch.ot.sinkhorn2(C0, eps=float("nan")), ValueError, "epsilon = nan must be finite and > 0"),
+    (lambda: rematch.ot.sinkhorn2(C0, eps=float("nan")), ValueError, "eps = nan must be finite and > 0"),
     # options and shapes
     (lambda: rematch.ot.sinkhorn2(C0, eps=0.1, value="plan"), ValueError, "value = 'plan' is not a loss value"),
     (lambda: rematch.ot.partial_sinkhorn2(C0, 0.5, eps=0.1, dummy="none"), ValueError,
@@ -496,3 +510,28 @@ def test_cuda_loss_and_gradients_match_the_cpu(dtype, loss):
     torch.testing.assert_close(L_gpu, L_cpu, rtol=rtol, atol=rtol * 1e-2)
     for x, y in zip(g_gpu, g_cpu):
         torch.testing.assert_close(x, y, rtol=10 * rtol, atol=10 * rtol * float(y.abs().max()))
+
+
+# ---- second derivatives ---------------------------------------------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")  # torch's reference-cycle note
+@pytest.mark.parametrize("loss", ["sinkhorn2", "partial_sinkhorn2"])
+def test_second_derivatives_are_refused_not_dropped(loss):
+    """The backward is not differentiable (python/rematch/_ot_grad.py, _first_order_only): a graph of the gradient
+    (create_graph=True, gradgradcheck) is an error naming the loss, not a detached gradient whose second-order
+    terms are silently 0; the first-order gradient is the same as without the check."""
+    rng = np.random.default_rng(15)
+    C = t64(point_cost(rng, 5, 4), True)
+    fn = (lambda C: rematch.ot.sinkhorn2(C, eps=0.5)) if loss == "sinkhorn2" else \
+        (lambda C: rematch.ot.partial_sinkhorn2(C, 0.5, eps=0.5))
+    refused = rf"rematch.ot.{loss}: second derivatives are not supported \(create_graph=True\)"
+    with pytest.raises(RuntimeError, match=refused):
+        torch.autograd.grad(fn(C), C, create_graph=True)
+    with pytest.raises(RuntimeError, match=refused):
+        fn(C).backward(create_graph=True)
+    with pytest.raises(RuntimeError, match=refused):
+        torch.autograd.gradgradcheck(fn, (C,))
+    (g,) = torch.autograd.grad(fn(C), C)
+    L = fn(C)
+    L.backward()
+    assert not g.requires_grad and torch.equal(C.grad, g) and bool((g != 0).any())

@@ -30,7 +30,7 @@ def test_a_strided_view_keeps_its_strides():
 
 def test_a_bool_mask_is_shared_as_its_bytes():
     mask = np.eye(4, dtype=bool)
-    assert _core.share(_arrays.capsule(mask, "mask")).data_ptr == mask.ctypes.data
+    assert _core.share(_arrays.capsule(mask, "mask", bool_ok=True)).data_ptr == mask.ctypes.data
 
 
 @needs_torch
@@ -41,7 +41,7 @@ def test_a_torch_tensor_is_read_in_place_and_handed_back_over_the_same_memory():
     y = torch.from_dlpack(buffer)
     assert y.data_ptr() == x.data_ptr() and y.dtype == torch.float32 and y.shape == (3, 4)
     mask = torch.eye(3, dtype=torch.bool)
-    assert _core.share(_arrays.capsule(mask, "mask")).data_ptr == mask.data_ptr()
+    assert _core.share(_arrays.capsule(mask, "mask", bool_ok=True)).data_ptr == mask.data_ptr()
 
 
 @pytest.mark.parametrize("kind", ["numpy", pytest.param("torch", marks=needs_torch)])
@@ -93,3 +93,51 @@ def test_solving_releases_the_gil():
     # Holding the GIL for the whole solve would leave the other thread no tick inside it.
     assert end - start > 0.05, "the solve was too quick to tell"
     assert len(during) >= 5, f"{len(during)} ticks in a {end - start:.3f} s solve"
+
+
+def negated_view(x):
+    """x's values as a view with the negative bit: storage holding -x (DLPack exports the storage as it is)."""
+    v = torch.complex(torch.zeros_like(x), -x).conj().imag if x.is_floating_point() else torch._neg_view(-x)
+    assert v.is_neg() and torch.equal(v, x)
+    return v
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_views_with_the_negative_bit_are_read_as_their_values(dtype):
+    """python/rematch/_arrays.py resolves the negative (and conjugate) bit before the export: every input gives the
+    result of its resolved copy, bit for bit."""
+    dtype = getattr(torch, dtype)
+    rng = np.random.default_rng(16)
+    C = torch.tensor(point_cost(rng, 6, 5), dtype=dtype)
+    a, b = torch.tensor(rng.random(6) + 0.5, dtype=dtype), torch.tensor(rng.random(5) + 0.5, dtype=dtype)
+    a, b = a / a.sum(), b / b.sum()
+    mask = torch.ones(6, 5, dtype=torch.uint8)
+    mask[0, 0] = 0
+    neg = {"C": negated_view(C), "a": negated_view(a), "b": negated_view(b), "mask": negated_view(mask)}
+
+    def solves(C, a, b, mask):
+        return [rematch.ot.sinkhorn(C, a, b, eps=0.1, mask=mask)[0],
+                rematch.ot.partial_sinkhorn(C, 0.5, a, b, eps=0.1, mask=mask)[0],
+                rematch.ot.sinkhorn2(C, a, b, eps=0.1, mask=mask.bool()),
+                rematch.ot.partial_sinkhorn2(C, 0.5, a, b, eps=0.1, mask=mask.bool())]
+
+    plain = solves(C, a, b, mask)
+    for name, view in neg.items():
+        args = dict(C=C, a=a, b=b, mask=mask)
+        args[name] = view
+        for got, want in zip(solves(**args), plain):
+            assert torch.equal(got, want), name
+
+
+@needs_torch
+def test_evaluation_inputs_with_the_negative_bit_are_read_as_their_values():
+    rng = np.random.default_rng(17)
+    sims = torch.tensor(rng.random((4, 8)))
+    q, g = torch.tensor(rng.standard_normal((6, 3))), torch.tensor(rng.standard_normal((9, 3)))
+    ql, gl = torch.tensor(rng.integers(0, 3, 6)), torch.tensor(rng.integers(0, 3, 9))
+    assert rematch.eval.recall(negated_view(sims), 2) == rematch.eval.recall(sims, 2)
+    want = rematch.eval.mean_average_precision(q, g, ql, gl)
+    assert rematch.eval.mean_average_precision(negated_view(q), negated_view(g), negated_view(ql),
+                                               negated_view(gl)) == want
+    assert rematch.eval.mean_average_precision(negated_view(q), g, ql, gl) == want
