@@ -36,6 +36,10 @@ void validate(const SgrafConfig& c) {
   for (const auto& [name, value] : sizes)
     REMATCH_CHECK(value > 0, "SGRAF model config: ", name, " must be positive, got ", value);
   REMATCH_CHECK(c.dropout >= 0 && c.dropout < 1, "SGRAF model config: dropout must be in [0, 1), got ", c.dropout);
+  // One graph-reasoning layer per step, built before anything else runs: a step count in the millions built
+  // layers until memory ran out, deaf to SIGTERM.
+  REMATCH_CHECK(c.sgr_step <= kMaxSgrStep, "SGRAF model config: sgr_step must be at most ", kMaxSgrStep,
+                " (the SGR papers use 3), got ", c.sgr_step);
 }
 
 double state_dict_size(const SgrafConfig& c) {

@@ -28,7 +28,11 @@ struct SgrafConfig {
   double dropout = 0.4;       // text embedding, VisualSA and TextSA dropout (§1); training mode only
 };
 
-// An Error naming the first field out of range (sizes must be positive, dropout in [0, 1)).
+// The most graph-reasoning steps a config may ask for (the SGR papers use 3).
+inline constexpr int64_t kMaxSgrStep = 64;
+
+// An Error naming the first field out of range (sizes must be positive, dropout in [0, 1), sgr_step at most
+// kMaxSgrStep).
 void validate(const SgrafConfig& config);
 
 // How many values the state dict of the model `config` describes holds (parameters and BatchNorm buffers),

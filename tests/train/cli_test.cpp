@@ -101,6 +101,29 @@ TEST_F(CliTest, TrainRefusesValuesThatWouldReadAsNotGiven) {
 // The files a run reads are recorded in config.json as absolute paths, so that --resume and `retrieve --run`
 // started from another folder read the same data (a relative --data_path was resolved against the folder they
 // started in: a resume there trained on whatever data set had that relative name, without a word).
+// JSON has no infinity: config.json wrote `--margin inf` as null, which a resume read as "not given" and trained
+// with the default margin. And CLI11 wrapped `--seed -1` to 2^64 - 1 and saturated numbers past the type: three
+// different seeds, one run. Both refused, naming the flag.
+TEST_F(CliTest, TrainRefusesInfinitiesAndSeedsOutsideTheirType) {
+  const std::vector<std::string> base = {"train", "--data_path", path("none"), "--run_dir", path("r")};
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--method", "bicro", "--margin", "inf"}, "--margin must be a finite number (got inf)"},
+      {{"--method", "bicro", "--margin", "-inf"}, "--margin must be a finite number (got -inf)"},
+      {{"--method", "cream", "--seed", "-1"}, "--seed: must be a whole number from 0 to 18446744073709551615, got '-1'"},
+      {{"--method", "cream", "--seed", "18446744073709551616"}, "got '18446744073709551616'"},
+      {{"--method", "cream", "--noise_seed", "9223372036854775808"},
+       "--noise_seed: must be a whole number from -9223372036854775808 to 9223372036854775807"},
+      {{"--method", "triplet", "--data_name", "synth_precomp", "--sgr_step", "1000000000"},
+       "--sgr_step must be in [1, 64] (got 1000000000)"},
+  };
+  for (const auto& [extra, needle] : cases) {
+    const CliResult r = run_cli(base + extra);
+    EXPECT_EQ(r.code, kExitUsage) << extra.back() << "\n" << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << extra.back() << "\nerr: " << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("r")));
+}
+
 TEST_F(CliTest, ARunRecordsItsDataAsAnAbsolutePath) {
   struct InFolder {  // the process's working folder for the scope
     std::filesystem::path before = std::filesystem::current_path();

@@ -69,6 +69,11 @@ TEST_F(HostileReportsTest, TheRunPageIsWrittenForAnIntactRun) {
   const CliResult r = retrieve_run();
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_EQ(r.out, "report: " + (run_ / "report" / "index.html").string() + "\n");
+  // This run has no best checkpoint: the page's missing retrieval half is said, not silently left out.
+  EXPECT_NE(r.err.find("checkpoint_best.safetensors does not exist: the page shows what the run caught, not what "
+                       "its best checkpoint retrieves"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(HostileReportsTest, ANoiseRecordIndexingOutsideTheDataIsRefused) {

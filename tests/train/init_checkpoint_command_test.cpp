@@ -53,6 +53,10 @@ TEST_F(SgrafCliTest, InitCheckpointUsageErrors) {
       {{"init-checkpoint", "--module_name", "SGR", "--vocab_size", "5"}, "--out"},
       {{"init-checkpoint", "--module_name", "SGR", "--vocab_size", "5", "--sim_dim", "0", "--out", path("x")},
        "--sim_dim"},
+      // One graph-reasoning layer a step: a step count in the millions built layers until memory ran out.
+      {{"init-checkpoint", "--module_name", "SGR", "--vocab_size", "5", "--sgr_step", "100000000", "--out",
+        path("x")},
+       "--sgr_step: Value 100000000 not in range 1 to 64"},
   };
   for (const auto& [args, needle] : cases) {
     const CliResult r = run_cli(args);
@@ -60,6 +64,20 @@ TEST_F(SgrafCliTest, InitCheckpointUsageErrors) {
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists(path("x")));
+}
+
+// --out names a new file: an existing one (a run's checkpoint_best, even under the run's lock) was replaced.
+TEST_F(SgrafCliTest, InitCheckpointReplacesNothing) {
+  const std::string best = init("SGR", "checkpoint_best.safetensors", "1");
+  const std::string before = models::describe(models::read_sgraf_file(best).config);
+  const std::uintmax_t size = std::filesystem::file_size(best);
+  const CliResult r = run_cli({"init-checkpoint", "--module_name", "SAF", "--vocab_size", "5", "--out", best});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("--out " + best + " exists: init-checkpoint writes a new checkpoint and replaces nothing"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::filesystem::file_size(best), size);
+  EXPECT_EQ(models::describe(models::read_sgraf_file(best).config), before);
 }
 
 }  // namespace

@@ -139,6 +139,30 @@ TEST_F(SgrafCliTest, ScoreRefusesAnUnusableDeviceBeforeReadingData) {
   }
 }
 
+// --out is checked before scoring: an existing file that is not an .npy (a checkpoint, a config.json) is refused
+// and left as it was (`score --out run/checkpoint_best.safetensors` replaced a run's best state); an earlier
+// matrix is replaced. `rematch ot --out` follows the same rule.
+TEST_F(SgrafCliTest, ScoreAndOtReplaceOnlyAnEarlierNpy) {
+  const std::string sgr = init("SGR", "sgr.safetensors");
+  const std::uintmax_t size = std::filesystem::file_size(sgr);
+  CliResult r = run_cli(std::vector<std::string>{"score", "--checkpoint", sgr, "--out", sgr} + data_flags());
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("--out " + sgr + " exists and is not an .npy file: writing would replace it; give another "
+                       "--out, or move that file away"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::filesystem::file_size(sgr), size);
+  const std::vector<std::string> score = std::vector<std::string>{"score", "--checkpoint", sgr, "--out", path("S.npy")} +
+                                         data_flags();
+  ASSERT_EQ(run_cli(score).code, kExitOk);
+  r = run_cli(score);  // an earlier matrix is replaced
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  r = run_cli({"ot", "--cost", path("S.npy"), "--eps", "0.1", "--out", sgr});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("exists and is not an .npy file"), std::string::npos) << r.err;
+  EXPECT_EQ(std::filesystem::file_size(sgr), size);
+}
+
 TEST_F(SgrafCliTest, ScoreErrors) {
   const std::string sgr = init("SGR", "sgr.safetensors");
   const std::string wrong = init("SGR", "wrong.safetensors", "1", "5");  // 5 region slots, the data has 3

@@ -1,6 +1,7 @@
 #include "train/cli/init_checkpoint_command.h"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -20,6 +21,12 @@ struct InitOptions {
 };
 
 void run_init(InitOptions& o, std::ostream& out) {
+  // A new file only: an --out over an existing file replaced a run's checkpoint_best, even while that run held
+  // its lock and went on training (its final test then found no training state).
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(o.out, ec)))
+    throw UsageError("--out " + o.out + " exists: init-checkpoint writes a new checkpoint and replaces nothing; "
+                     "give another --out, or delete that file first");
   models::SgrafConfig c = o.config;
   c.module = models::parse_module_name(o.module_name);
   if (o.vocab_size > 0 && !o.vocab_path.empty())
@@ -67,7 +74,7 @@ void add_init_checkpoint_command(CLI::App& app, std::ostream& out) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--sgr_step", c.sgr_step, "Graph reasoning steps (SGR)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, models::kMaxSgrStep));
   cmd->add_option("--seed", o->seed, "Seed of the initial weights")->capture_default_str();
   cmd->add_option("--learning_rate", o->learning_rate, "Learning rate stored with the (fresh) Adam state")
       ->capture_default_str()

@@ -9,6 +9,7 @@
 
 #include "ot/ot.h"
 #include "train/cli/app.h"
+#include "train/cli/npy_output.h"
 
 namespace rematch::cli {
 namespace {
@@ -37,6 +38,7 @@ ot::DummyCost parse_dummy(const std::string& s) {
 void run_ot(const OtOptions& o, std::ostream& out) {
   if (o.dummy_opt->count() > 0 && o.partial_opt->count() == 0) throw UsageError("--dummy needs --partial MASS");
   if (o.b.empty() != o.a.empty()) throw UsageError("give both --a and --b, or neither (uniform weights)");
+  require_replaceable_npy(o.out, "--out");
   const Device device = Device::parse(o.device);
   const Tensor cost_file = load_npy(o.cost);
   if (!is_floating(cost_file.dtype()) || (cost_file.dim() != 2 && cost_file.dim() != 3))

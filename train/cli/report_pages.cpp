@@ -244,6 +244,11 @@ std::string write_run_report(const std::string& run_dir, const std::string& out_
     write_retrieval_report(score_split(so, log), so, ro);
     co.links = {{"retrieval.html", "What the best checkpoint retrieves on the " + so.split +
                                        " split: top captions of test images, top images of test captions"}};
+  } else {
+    // Said, not silently left out: the page then has no retrieval half.
+    std::error_code ec;
+    log << "note: " << best << (fs::exists(best, ec) ? " is not a regular file" : " does not exist")
+        << ": the page shows what the run caught, not what its best checkpoint retrieves\n";
   }
   return write_caught_report(run_dir, co, log);
 }

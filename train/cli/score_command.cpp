@@ -8,6 +8,7 @@
 #include "parallel/communicator.h"
 #include "tensor/npy.h"
 #include "train/cli/eval_checkpoint.h"
+#include "train/cli/npy_output.h"
 
 namespace rematch::cli {
 namespace {
@@ -19,6 +20,7 @@ struct ScoreOptions {
 
 void run_score(const ScoreOptions& o, std::ostream& all_out, std::ostream& err) {
   const auto start = std::chrono::steady_clock::now();
+  require_replaceable_npy(o.out, "--out");
   const ScoredSplit s = score_split(o.scoring, err);
   // Under mpirun every rank holds the whole matrix; rank 0 writes it and reports.
   if (parallel::world().rank() != 0) return;

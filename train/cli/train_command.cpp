@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <deque>
 #include <filesystem>
@@ -124,6 +125,29 @@ std::string help_text(const train::TrainFlag& f) {
   return help;
 }
 
+// CLI11 reads "-1" into an unsigned flag as 2^64 - 1 and saturates a number past the type's range: --seed -1,
+// --seed 2^64 and --seed 99999999999999999999 were one and the same run. The text must be a whole number the
+// flag's type holds.
+CLI::Validator whole_number(bool is_unsigned) {
+  return CLI::Validator(
+      [is_unsigned](std::string& s) -> std::string {
+        const char* end = s.data() + s.size();
+        std::from_chars_result r{};
+        if (is_unsigned) {
+          uint64_t v = 0;
+          r = std::from_chars(s.data(), end, v);
+        } else {
+          int64_t v = 0;
+          r = std::from_chars(s.data(), end, v);
+        }
+        if (r.ec == std::errc() && r.ptr == end) return "";
+        const std::string range =
+            is_unsigned ? "0 to 18446744073709551615" : "-9223372036854775808 to 9223372036854775807";
+        return "must be a whole number from " + range + ", got '" + s + "'";
+      },
+      "");
+}
+
 // Every flag, grouped as --help shows them: the common options, one group per method table, then the options
 // several methods share.
 void add_flags(CLI::App& cmd, std::deque<FlagSlot>& slots) {
@@ -141,10 +165,10 @@ void add_flags(CLI::App& cmd, std::deque<FlagSlot>& slots) {
     const std::string name = "--" + f.name, help = help_text(f);
     switch (first.kind) {
       case train::FlagKind::Integer:
-        slot.option = cmd.add_option(name, slot.integer, help);
+        slot.option = cmd.add_option(name, slot.integer, help)->check(whole_number(false));
         break;
       case train::FlagKind::Unsigned:
-        slot.option = cmd.add_option(name, slot.unsigned_integer, help);
+        slot.option = cmd.add_option(name, slot.unsigned_integer, help)->check(whole_number(true));
         break;
       case train::FlagKind::Real:
         slot.option = cmd.add_option(name, slot.real, help);
@@ -176,20 +200,22 @@ void add_flags(CLI::App& cmd, std::deque<FlagSlot>& slots) {
 }
 
 // A config stores "not given" as NaN (a number) or a negative integer, and the method's default then fills it
-// (Flag::unset, train/methods/options.h). Typed on the command line such a value is a slip, not an omission:
-// `--learning_rate nan` trained at the default rate and `--num_epochs -1` for 100 epochs. Refused, naming the
-// flag, unless the flag gives the value a meaning (--knn -1).
+// (Flag::unset, train/methods/options.h); JSON has no infinity either, so config.json writes ±inf as null, which
+// reads back as "not given". Typed on the command line such a value is a slip, not an omission: `--learning_rate
+// nan` trained at the default rate, `--num_epochs -1` for 100 epochs, and a run given `--margin inf` resumed
+// with the default margin. Refused, naming the flag, unless the flag gives the value a meaning (--knn -1).
 void refuse_value_read_as_unset(const train::TrainFlag& f, const nlohmann::json& v) {
   const train::Flag& first = f.first();
   const bool real = first.kind == train::FlagKind::Real, integer = first.kind == train::FlagKind::Integer;
   if (!real && !integer) return;
   const double x = real ? v.get<double>() : static_cast<double>(v.get<int64_t>());
-  if (real ? !std::isnan(x) : x >= 0) return;
+  if (real ? std::isfinite(x) : x >= 0) return;
   for (const auto& [table, flag] : f.instances)
     if (flag->also_allowed && *flag->also_allowed == x) return;
   const std::string range = first.range_text();
-  throw UsageError("--" + f.name + " must be " + (range.empty() ? (real ? "a number" : "at least 0") : range) +
-                   " (got " + (real ? std::string("nan") : std::to_string(v.get<int64_t>())) +
+  const std::string got = real ? (std::isnan(x) ? "nan" : x > 0 ? "inf" : "-inf") : std::to_string(v.get<int64_t>());
+  throw UsageError("--" + f.name + " must be " +
+                   (range.empty() ? (real ? "a finite number" : "at least 0") : range) + " (got " + got +
                    "); leave the flag out for its default");
 }
 

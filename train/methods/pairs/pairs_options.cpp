@@ -1,5 +1,6 @@
 #include "train/methods/pairs/pairs_options.h"
 
+#include "models/sgraf_config.h"
 #include "train/methods/train_config.h"
 
 namespace rematch::train {
@@ -20,7 +21,10 @@ OptionTable pairs_flag_table(const std::string& title, std::function<PairsOption
   t.integer("embed_size", &PairsOptions::embed_size, "Joint embedding size").at_least(1).from(opts);
   t.integer("word_dim", &PairsOptions::word_dim, "Word embedding size").at_least(1).from(opts);
   t.integer("sim_dim", &PairsOptions::sim_dim, "Similarity vector size (SGR/SAF)").at_least(1).from(opts);
-  t.integer("sgr_step", &PairsOptions::sgr_step, "Graph reasoning steps (SGR)").at_least(1).from(opts);
+  t.integer("sgr_step", &PairsOptions::sgr_step, "Graph reasoning steps (SGR)")
+      .at_least(1)
+      .at_most(static_cast<double>(models::kMaxSgrStep))
+      .from(opts);
   t.real("dropout", &PairsOptions::dropout, "Dropout of the text embedding and the self-attention")
       .at_least(0)
       .below(1)
