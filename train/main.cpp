@@ -25,6 +25,18 @@ bool runs_parallel_work(int argc, char** argv) {
   return true;
 }
 
+// The most threads OMP_NUM_THREADS may ask for: libgomp crashed (SIGSEGV, no message) starting 100,000 of them.
+constexpr long kMaxThreads = 4096;
+
+// OMP_NUM_THREADS's first entry (a list gives one per nesting level) when it asks for more than kMaxThreads:
+// the program stops before OpenMP starts a team, naming the variable, instead of crashing in libgomp.
+bool too_many_threads(const char* setting) {
+  if (setting == nullptr) return false;
+  char* end = nullptr;
+  const long n = std::strtol(setting, &end, 10);
+  return end != setting && n > kMaxThreads;
+}
+
 }  // namespace
 
 // OpenMP's idle threads sleep instead of spin unless OMP_WAIT_POLICY says otherwise. The CPU kernels fork and
@@ -39,6 +51,12 @@ bool runs_parallel_work(int argc, char** argv) {
 // does not follow the second exec by default). The second start is cheap: the CUDA libraries are not loaded
 // at start (cuBLAS opens on first use, tensor/cuda/cublas_api.h).
 int main(int argc, char** argv) {
+  if (too_many_threads(std::getenv("OMP_NUM_THREADS"))) {
+    std::cerr << "rematch: error: OMP_NUM_THREADS=" << std::getenv("OMP_NUM_THREADS") << " asks for more than "
+              << kMaxThreads << " threads (this machine has " << ::sysconf(_SC_NPROCESSORS_ONLN)
+              << " processors): set it to at most their number, or unset it\n";
+    return 2;
+  }
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && runs_parallel_work(argc, argv) &&
       ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0)
     ::execv("/proc/self/exe", argv);
