@@ -9,8 +9,8 @@ namespace rematch::viz {
 // Text for HTML content and attribute values: & < > " ' escaped.
 std::string html_escape(const std::string& text);
 
-// The line every page carries in its <head>: how `rematch retrieve --out` tells a page it wrote from a user's own
-// (train/cli/report_folder.h).
+// The line every page carries in its <head>: how `rematch retrieve --out` and `train --overwrite` tell a page it
+// wrote from a user's own (viz/written_by_rematch.h).
 inline constexpr const char* kGeneratorMeta = "<meta name=\"generator\" content=\"rematch\">";
 
 // "<!DOCTYPE html>..." up to and including <body>, with the report's stylesheet and kGeneratorMeta; `title` is

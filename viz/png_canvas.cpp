@@ -6,6 +6,7 @@
 
 #include "tensor/error.h"
 #include "tensor/file_io.h"
+#include "viz/written_by_rematch.h"
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STBIW_ASSERT(x) static_cast<void>(0)  // inputs are checked here; no assert() inside a library
@@ -301,7 +302,7 @@ std::string Canvas::encode_png() const {
   const int ok = stbi_write_png_to_func(append_bytes, &png, width_, height_, 3, rgb_.data(), width_ * 3);
   REMATCH_CHECK(ok != 0, "Canvas::encode_png: stb_image_write could not encode the ", width_, "x", height_,
                 " image");
-  return png;
+  return viz::with_rematch_png_marker(png);  // how --overwrite tells rematch's plots from a user's own
 }
 
 void Canvas::save_png(const std::string& path) const { io::write_file_atomically(path, encode_png(), "save_png"); }

@@ -62,7 +62,7 @@ class Canvas {
   static int text_width(const std::string& text, int scale = 1);
   static int text_height(int scale = 1) { return kGlyphHeight * scale; }
 
-  // The image as PNG bytes.
+  // The image as PNG bytes, carrying rematch's marker (viz/written_by_rematch.h).
   std::string encode_png() const;
   // Writes the PNG atomically; errors name the path.
   void save_png(const std::string& path) const;

@@ -8,6 +8,7 @@
 
 #include "tensor/error.h"
 #include "tensor/file_io.h"
+#include "viz/written_by_rematch.h"
 
 // Every stb function static to this file: the tests define the stb_image implementation themselves.
 #define STB_IMAGE_STATIC
@@ -123,7 +124,7 @@ std::string write_thumbnail(const std::string& source, const std::string& target
                      : stbi_write_jpg_to_func(append_bytes, &bytes, tw, th, 3, small.data(), 85);
   REMATCH_CHECK(ok != 0, "thumbnail of '", source, "' cannot be encoded");
   const std::string target = target_stem + (png ? ".png" : ".jpg");
-  io::write_file_atomically(target, bytes, "write_thumbnail");
+  io::write_file_atomically(target, png ? with_rematch_png_marker(bytes) : bytes, "write_thumbnail");
   return target;
 }
 

@@ -8,6 +8,7 @@
 
 #include "cli_runner.h"
 #include "test_util.h"
+#include "viz/html.h"
 
 namespace rematch::cli {
 namespace {
@@ -28,7 +29,7 @@ TEST_F(DemoFolderTest, AnEarlierDemosFolderIsFineAnythingElseIsNamed) {
   put(out / "data" / "vocab" / "synth_precomp_vocab.json", "{}");
   put(out / "triplet" / "config.json", "{\"method\": \"triplet\"}");
   put(out / "triplet" / "results.md", "| |");
-  put(out / "report" / "index.html", "<html>");
+  put(out / "report" / "index.html", viz::html_page_start("demo"));  // a page rematch wrote
   put(out / "report" / "thumbs" / "train_1.png", "png");
   put(out / "validation_rsum.png", "png");
   EXPECT_EQ(demo_folder_problem(out.string(), methods), "");

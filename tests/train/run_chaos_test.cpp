@@ -400,6 +400,30 @@ TEST_F(DamagedFolderTest, BothDamagedIsRefusedWithWhatToDoAndRestartGivesTheSame
   expect_same_run("triplet", 1, d, "--restart");
 }
 
+// Both checkpoints deleted from a run whose metrics.jsonl records its epochs: not "a run that stopped before its
+// first checkpoint" (that one starts again by itself, above); refused naming the files and the epochs, the
+// records kept, until --restart asks for the new start. --restart deletes only the plots rematch wrote.
+TEST_F(DamagedFolderTest, BothCheckpointsDeletedIsRefusedNamingTheRecordedEpochsAndRestartGivesTheSameRun) {
+  const std::string d = finished("deleted_both");
+  fs::remove(d + "/run/checkpoint_latest.safetensors");
+  fs::remove(d + "/run/checkpoint_best.safetensors");
+  const std::string metrics_before = read_file(d + "/run/metrics.jsonl");
+  Program r = resume(d);
+  EXPECT_EQ(r.wait(), 1) << r.log();
+  const std::string log = r.log();
+  for (const char* s : {"run folder 'run': cannot resume: run/checkpoint_latest.safetensors and "
+                        "run/checkpoint_best.safetensors are missing, though run/metrics.jsonl records 2 finished "
+                        "epochs", "Put the checkpoints back if they were moved", "rematch train --resume run --restart"})
+    EXPECT_NE(log.find(s), std::string::npos) << s << "\n" << log;
+  EXPECT_EQ(log.find("holds no checkpoint yet"), std::string::npos) << log;
+  EXPECT_EQ(read_file(d + "/run/metrics.jsonl"), metrics_before);
+  std::ofstream(d + "/run/plots/figure_for_paper.png", std::ios::binary) << "MY FIGURE";
+  Program again = resume(d, {"--restart"});
+  ASSERT_EQ(again.wait(), 0) << again.log();
+  expect_same_run("triplet", 1, d, "--restart after both checkpoints were deleted");
+  EXPECT_EQ(read_file(d + "/run/plots/figure_for_paper.png"), "MY FIGURE");
+}
+
 TEST_F(DamagedFolderTest, ALostBestIsFoundBeforeTrainingAndRemakeBestContinues) {
   // Stopped mid-epoch 2: the best state (epoch 1) is not checkpoint_latest's.
   const std::string d = case_dir("lost_best");

@@ -15,6 +15,9 @@
 
 #include "test_util.h"
 #include "train/run/run_folder.h"
+#include "viz/html.h"
+#include "viz/png_canvas.h"
+#include "viz/written_by_rematch.h"
 #include "with_deadline.h"
 
 namespace rematch::run {
@@ -46,13 +49,26 @@ class RunFolderContentsTest : public test::TempDirTest {
     put(dir + "/metrics.jsonl", "{\"epoch\":0,\"step\":0,\"kind\":\"train\",\"loss\":1}\n");
     put(dir + "/results.md", "| rsum |\n");
     put(dir + "/checkpoint_latest.safetensors", "w");
-    put(dir + "/plots/loss.png", "png");
+    put(dir + "/plots/loss.png", marked_png());
     put(dir + "/noise_index.npy", "npy");
     put(dir + "/splits/epoch_1.npy", "npy");
-    put(dir + "/splits/epoch_1.json", "{}");
-    put(dir + "/report/index.html", "<html>");
-    put(dir + "/report/detection.png", "png");
+    put(dir + "/splits/epoch_1.json", "{\"epoch\":1,\"method\":\"" + method + "\",\"kind\":\"kept\",\"pairs\":3}\n");
+    put(dir + "/report/index.html", viz::html_page_start("caught") + viz::html_page_end());
+    put(dir + "/report/detection.png", marked_png());
     put(dir + "/report/thumbs/train_0.jpg", "jpg");
+  }
+  // A PNG as rematch writes it (viz/written_by_rematch.h), and as an earlier rematch did: without the marker.
+  static std::string marked_png() { return Canvas(3, 2).encode_png(); }
+  static std::string unmarked_png() {
+    std::string png = marked_png();
+    EXPECT_EQ(png.substr(33 + 4, 4), "tEXt");
+    return png.erase(33, 12 + 16);  // the chunk after IHDR: length, type, "Software\0rematch", CRC
+  }
+  // A page of an earlier rematch: its head without the generator line.
+  static std::string earlier_page() {
+    std::string page = viz::html_page_start("retrieval") + viz::html_page_end();
+    const std::string line = std::string(viz::kGeneratorMeta) + "\n";
+    return page.erase(page.find(line), line.size());
   }
 };
 
@@ -101,6 +117,54 @@ TEST_F(RunFolderContentsTest, OverwriteLeavesNothingOfTheEarlierMethod) {
     second.write_config("{\"method\": \"triplet\"}");
   }
   EXPECT_EQ(entries(dir), (std::vector<std::string>{"config.json", "plots", "run.lock"}));
+}
+
+// Inside plots/, splits/ and report/ the same rule as at the top: what rematch did not write there (a figure of the
+// user's, a page of their own, an epoch split that is not rematch's) is named and --overwrite deletes nothing;
+// rematch's files, an earlier rematch's unmarked plots and pages included, are deleted.
+TEST_F(RunFolderContentsTest, OverwriteRefusesTheUsersFilesInsideTheRunsFoldersNamingThem) {
+  const std::string dir = path("run");
+  finished_run(dir, "cream");
+  put(dir + "/plots/figure_for_paper.png", "MY FIGURE");
+  put(dir + "/plots/figure_2.png", unmarked_png());        // a PNG, but not rematch's and not a name it gives
+  put(dir + "/plots/clean_precision.png", unmarked_png()); // an earlier rematch's plot
+  put(dir + "/splits/epoch_7.npy", "npy");                // no epoch_7.json of rematch's beside it
+  put(dir + "/splits/epoch_2.json", "{\"epoch\":3,\"method\":\"cream\",\"kind\":\"kept\",\"pairs\":3}");
+  put(dir + "/report/notes.html", "<html><body>my notes</body></html>");
+  put(dir + "/report/retrieval.html", earlier_page());     // an earlier rematch's page
+  put(dir + "/report/labels.png", "a text file");
+  EXPECT_THROWS_WITH(RunFolder(dir, RunStart::Overwrite),
+                     "run folder '" + dir + "': holds files rematch does not write in a run folder (plots/figure_2.png, "
+                     "plots/figure_for_paper.png, report/labels.png, report/notes.html, splits/epoch_2.json, "
+                     "splits/epoch_7.npy); --overwrite would leave them mixed with a new run: move them away, or pick "
+                     "another --run_dir");
+  EXPECT_EQ(slurp(dir + "/plots/figure_for_paper.png"), "MY FIGURE");
+  EXPECT_TRUE(fs::exists(dir + "/plots/loss.png"));
+  EXPECT_TRUE(fs::exists(dir + "/report/notes.html"));
+  for (const char* mine : {"/plots/figure_for_paper.png", "/plots/figure_2.png", "/splits/epoch_7.npy",
+                           "/splits/epoch_2.json", "/report/notes.html", "/report/labels.png"})
+    fs::remove(dir + mine);
+  { const RunFolder again(dir, RunStart::Overwrite); }
+  EXPECT_EQ(entries(dir), (std::vector<std::string>{"plots", "run.lock"}));
+  EXPECT_TRUE(entries(dir + "/plots").empty());
+}
+
+TEST_F(RunFolderContentsTest, RematchsPngsAndPagesAreToldFromOthersByTheirContent) {
+  EXPECT_TRUE(viz::png_head_marked_by_rematch(marked_png()));
+  EXPECT_FALSE(viz::png_head_marked_by_rematch(unmarked_png()));
+  EXPECT_FALSE(viz::png_head_marked_by_rematch("Software\0rematch"));  // the words alone, no PNG
+  EXPECT_TRUE(viz::page_head_written_by_rematch(viz::html_page_start("<a title>")));
+  EXPECT_TRUE(viz::page_head_written_by_rematch(earlier_page()));
+  std::string restyled = earlier_page();
+  restyled.replace(restyled.find("body{"), 5, "p{");
+  EXPECT_FALSE(viz::page_head_written_by_rematch(restyled));
+  EXPECT_FALSE(viz::page_head_written_by_rematch("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"));
+  // Through a file: a symbolic link to rematch's PNG is not rematch's file.
+  put(path("p.png"), marked_png());
+  fs::create_symlink(path("p.png"), path("link.png"));
+  EXPECT_TRUE(viz::png_written_by_rematch(path("p.png")));
+  EXPECT_FALSE(viz::png_written_by_rematch(path("link.png")));
+  EXPECT_FALSE(viz::page_written_by_rematch(path("none.html")));
 }
 
 TEST_F(RunFolderContentsTest, OverwriteRefusesTheRootHomeAndCurrentFolders) {

@@ -20,6 +20,8 @@
 #include "disk_faults.h"
 #include "tensor/file_io.h"
 #include "test_util.h"
+#include "viz/html.h"
+#include "viz/png_canvas.h"
 
 namespace rematch::run {
 namespace {
@@ -87,7 +89,7 @@ TEST_F(RunFolderTest, ResumeNeedsARunAndKeepsItsFiles) {
     const RunFolder first(path("run"), RunStart::Fresh);
     first.write_config("{\"epochs\": 3}\n");
     put(first.checkpoint_latest_path(), "weights");
-    put(first.plot_path("loss.png"), "png");
+    put(first.plot_path("loss.png"), Canvas(2, 2).encode_png());  // a PNG rematch wrote (viz/written_by_rematch.h)
   }
   const RunFolder resumed(path("run"), RunStart::Resume);
   EXPECT_EQ(resumed.read_config(), "{\"epochs\": 3}\n");
@@ -136,13 +138,13 @@ TEST_F(RunFolderTest, OverwriteDeletesEverythingTheEarlierRunWrote) {
     put(first.metrics_path(), "{}\n");
     put(first.checkpoint_latest_path(), "w");
     put(first.checkpoint_best_path(), "w");
-    put(first.plot_path("loss.png"), "png");
+    put(first.plot_path("loss.png"), Canvas(2, 2).encode_png());  // a PNG rematch wrote (viz/written_by_rematch.h)
     put(path("run/noise_index.npy"), "npy");  // the method's record of its noise
     fs::create_directories(path("run/splits"));
     put(path("run/splits/epoch_0.npy"), "npy");
-    put(path("run/splits/epoch_0.json"), "{}");
+    put(path("run/splits/epoch_0.json"), R"({"epoch":0,"method":"l2rm","kind":"kept","pairs":2})");
     fs::create_directories(path("run/report/thumbs"));  // what `rematch retrieve --run` wrote
-    put(path("run/report/index.html"), "<html>");
+    put(path("run/report/index.html"), viz::html_page_start("report"));
     put(path("run/report/thumbs/train_3.png"), "png");
   }
   const RunFolder second(path("run"), RunStart::Overwrite);

@@ -4,28 +4,10 @@
 #include <filesystem>
 #include <vector>
 
-#include "tensor/file_io.h"
 #include "train/run/run_folder_contents.h"
-#include "viz/html.h"
 
 namespace rematch::cli {
 namespace fs = std::filesystem;
-
-namespace {
-
-// Whether `file` is a page rematch wrote: its head (the first kilobyte) carries the generator line.
-bool written_by_rematch(const fs::path& file) {
-  try {
-    const io::ReadFile f(file.string(), "report page");
-    std::string head(1024, '\0');
-    head.resize(f.read_at(head.data(), head.size(), 0));
-    return head.find(viz::kGeneratorMeta) != std::string::npos;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
-}  // namespace
 
 std::string report_folder_problem(const std::string& out) {
   const std::string where = "--out " + out + ": ";
@@ -36,7 +18,8 @@ std::string report_folder_problem(const std::string& out) {
   std::error_code ec;
   if (!fs::exists(out, ec)) return "";
   if (!fs::is_directory(out, ec)) return where + "exists and is not a folder: give a folder for the report";
-  // Names a report writes, and its pages among them that carry the generator line.
+  // What a report writes, told by name and content (pages with rematch's head, marked plots: viz/
+  // written_by_rematch.h), and whether a page rematch wrote is among it.
   std::vector<std::string> foreign = run::foreign_report_entries(out);
   bool holds_a_report = false;
   std::vector<std::string> others;
@@ -44,8 +27,7 @@ std::string report_folder_problem(const std::string& out) {
     const std::string name = it->path().filename().string();
     const bool ours = std::find(foreign.begin(), foreign.end(), name) == foreign.end();
     if (ours && it->path().extension() == ".html") {
-      if (written_by_rematch(it->path())) holds_a_report = true;
-      else foreign.push_back(name);
+      holds_a_report = true;
     } else if (ours) {
       others.push_back(name);
     }

@@ -1,8 +1,8 @@
 // The folder `rematch retrieve --out` writes its page into (index.html or retrieval.html, detection.png or
 // labels.png, thumbs/), replaced by the next report there. Like --overwrite of a run folder and the demo's --out
 // (train/run/run_folder_contents.h, train/cli/demo_folder.h), a report replaces only what a report wrote: the
-// folder must be new, empty, or hold a page rematch wrote (viz/html.h's generator line) and nothing else a report
-// does not write; never the root, home or current folder, never a file.
+// folder must be new, empty, or hold a page rematch wrote (its head, viz/written_by_rematch.h) and nothing else a
+// report does not write; never the root, home or current folder, never a file.
 #pragma once
 
 #include <string>

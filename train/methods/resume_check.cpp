@@ -2,11 +2,13 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "nn/safetensors.h"
 #include "tensor/checksum.h"
 #include "tensor/json_depth.h"
 #include "train/methods/run_position.h"
+#include "train/run/run_folder_contents.h"
 
 namespace rematch::train {
 namespace {
@@ -54,10 +56,37 @@ void remove_files_of_the_stopped_run(const run::RunFolder& folder) {
     fs::remove(p, ec);
     if (ec) REMATCH_FAIL("run folder '", folder.dir(), "': cannot delete ", p, " to start the run again: ", ec.message());
   }
-  for (fs::directory_iterator it(folder.plots_dir(), ec), end; !ec && it != end; it.increment(ec)) {
+  // Only the plots rematch wrote: a figure of the user's in plots/ stays (train/run/run_folder_contents.h).
+  std::vector<fs::path> plots;
+  for (fs::directory_iterator it(folder.plots_dir(), ec), end; !ec && it != end; it.increment(ec))
+    if (run::written_by_rematch_in("plots", it->path().string())) plots.push_back(it->path());
+  for (const fs::path& p : plots) {
     std::error_code rm;
-    fs::remove(it->path(), rm);
+    fs::remove(p, rm);
   }
+}
+
+// The epochs metrics.jsonl records as finished (a "val" record each) when it records anything past the first
+// epoch's end, else 0 (also when it does not exist). The first checkpoint is written right after the first
+// epoch's "val" record (train/methods/trainer.cpp), or earlier at a Ctrl-C: a stop before it, or inside its
+// write, leaves nothing of a later epoch (nor the final "test" record). Unreadable, it is an error naming it:
+// whether the run had checkpoints cannot be told then.
+int64_t epochs_past_the_first_checkpoint(const run::RunFolder& folder) {
+  std::error_code ec;
+  if (!fs::exists(folder.metrics_path(), ec)) return 0;
+  std::set<int64_t> finished;
+  bool past_first = false;
+  try {
+    for (const run::MetricRecord& r : run::read_metrics(folder.metrics_path())) {
+      if (r.kind == "val") finished.insert(r.epoch);
+      if (r.epoch >= 1) past_first = true;
+    }
+  } catch (const std::exception& e) {
+    REMATCH_FAIL("run folder '", folder.dir(), "': cannot resume: neither checkpoint exists and ", e.what(),
+                 ", so whether the run had checkpoints cannot be told. Train it again from its beginning with the "
+                 "same settings: rematch train --resume ", folder.dir(), " --restart");
+  }
+  return past_first ? static_cast<int64_t>(finished.size()) : 0;
 }
 
 }  // namespace
@@ -106,6 +135,15 @@ ResumePlan check_resume(const run::RunFolder& folder, const ResumeOptions& optio
   }
 
   if (!latest.exists && !best.exists) {
+    // Epochs recorded past the first checkpoint mean the checkpoints were deleted or moved, not a run that
+    // stopped before its first one: starting again is then the user's call (--restart), never taken silently.
+    const int64_t epochs = epochs_past_the_first_checkpoint(folder);
+    if (epochs > 0)
+      REMATCH_FAIL("run folder '", dir, "': cannot resume: ", latest.path, " and ", best.path, " are missing, though ",
+                   folder.metrics_path(), " records ", epochs, epochs == 1 ? " finished epoch" : " finished epochs",
+                   " (a run writes its checkpoint at the end of each). Put the checkpoints back if they were moved; "
+                   "or train this run again from its beginning with the same settings (its config.json; the "
+                   "metrics are deleted): ", resume, " --restart; or start a new run with another --run_dir");
     remove_files_of_the_stopped_run(folder);
     plan.from = ResumeFrom::Start;
     plan.notes.push_back(dir + " holds no checkpoint yet (the run stopped before its first one): starting it "

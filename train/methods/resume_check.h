@@ -9,8 +9,11 @@
 //                              resume from best, an earlier state of the same run: the epochs after it are
 //                              trained again and, resume being bit-exact, give the same run (checkpoint_latest
 //                              is replaced by best's state at once, and metrics.jsonl cut at its position).
-//   no checkpoint at all       (stopped before its first one) start the run again from its beginning with the
-//                              same config.json, hence the same seed and data.
+//   no checkpoint at all       (stopped before its first one, or inside its write: metrics.jsonl records
+//                              nothing past the first epoch's end) start the run again from its beginning with
+//                              the same config.json, hence the same seed and data. When metrics.jsonl records
+//                              more, the checkpoints were deleted or moved: refused, naming both and the
+//                              finished epochs, pointing at --restart.
 //   anything else              refused, naming each file and what is wrong with it, and what can be done:
 //                              --restart (this run again from its beginning, same config.json) or a new run.
 // --restart does the last explicitly, whatever the checkpoints hold.

@@ -6,7 +6,12 @@
 //     the two checkpoints, results.md, run.lock, plots/), the method's record of its noise (noise_index.npy,
 //     noisy_labels.npy), its per-epoch splits (splits/), the report `rematch retrieve --run` writes (report/),
 //     and the temporary files of atomic writes of any of them (<name>.tmp.<pid>.<n>); inside plots/, splits/
-//     and report/ only what rematch puts there (PNG plots; epoch_<e>.npy/.json; the pages, plots and thumbs/).
+//     and report/ only what rematch puts there, told by its content too (viz/written_by_rematch.h): PNG plots
+//     carrying rematch's marker, or an earlier rematch's unmarked plots of the names it gave them (loss.png,
+//     validation.png, the methods' statistics; detection.png, labels.png in report/); splits' epoch_<e>.json
+//     holding what viz::write_epoch_split writes for epoch e, and the epoch_<e>.npy beside it; pages with
+//     rematch's head; report/thumbs/ by name (.png, .jpg). Anything else there (a figure of the user's in
+//     plots/, a page of their own) is foreign: --overwrite refuses naming it, never deletes it.
 #pragma once
 
 #include <string>
@@ -20,6 +25,10 @@ bool holds_rematch_config(const std::string& dir);
 // The entries under `dir` (relative paths, sorted) that rematch does not write in a run folder; empty when the
 // folder does not exist.
 std::vector<std::string> foreign_entries(const std::string& dir);
+
+// Whether `file`, directly in a run's subfolder `folder` ("plots", "splits" or "report"), is one rematch wrote
+// there (see above): what a run may delete there without asking.
+bool written_by_rematch_in(const std::string& folder, const std::string& file);
 
 // The entries under a report folder of `rematch retrieve --run` (relative to it, sorted) that it does not write
 // (its pages, plots and thumbs/ of pictures); empty when the folder does not exist.
