@@ -224,6 +224,32 @@ TEST_F(RetrieveCommandTest, AnOutFolderHoldingTheUsersFilesIsRefused) {
   EXPECT_NE(read_file(fs::path(report) / "retrieval.html").find(viz::kGeneratorMeta), std::string::npos);
 }
 
+// The default --out of --run, <run>/report, follows the same rule: a user's notes there are refused, not
+// replaced; a file named report is refused as not a folder (it was std::filesystem's raw exception).
+TEST_F(RetrieveCommandTest, TheRunsDefaultReportFolderIsGuardedToo) {
+  const fs::path run = dir_ / "run";
+  fs::create_directories(run / "report");
+  std::ofstream(run / "config.json") << "{\"method\": \"l2rm\", \"data_path\": \"" << path("data")
+                                     << "\", \"data_name\": \"synth_precomp\"}\n";
+  data::save_noise(data::image_level_noise(20, 5, 0.4, 9), run.string());
+  viz::write_epoch_split(run.string(), {1, "l2rm", viz::SplitKind::kept, std::vector<double>(100, 1.0)});
+  std::ofstream(run / "report" / "index.html") << "MY NOTES";
+  auto r = run_cli({"retrieve", "--run", run.string()});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("holds what rematch did not write (index.html)"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(run / "report" / "index.html"), "MY NOTES");
+  fs::remove_all(run / "report");
+  std::ofstream(run / "report") << "x";
+  r = run_cli({"retrieve", "--run", run.string()});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("exists and is not a folder"), std::string::npos) << r.err;
+  fs::remove(run / "report");
+  r = run_cli({"retrieve", "--run", run.string()});  // its own report, written twice
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  r = run_cli({"retrieve", "--run", run.string()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+}
+
 TEST_F(RetrieveCommandTest, RunPageShowsWhatTheSplitCaught) {
   // A run folder as a pairs method leaves it: config.json, the noise used, and two epochs' splits.
   const fs::path run = dir_ / "run";

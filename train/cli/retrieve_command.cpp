@@ -26,19 +26,21 @@ struct RetrieveFlags {
 
 void run_retrieve(RetrieveFlags f, std::ostream& out, std::ostream& err) {
   if (f.run_dir.empty() && f.report.out_dir.empty()) throw UsageError("give --out (the report's folder)");
-  // A folder given by the user may hold their own files (the default <run>/report is the run's own).
-  if (!f.report.out_dir.empty()) {
-    const std::string problem = report_folder_problem(f.report.out_dir);
-    if (!problem.empty()) throw UsageError(problem);
-  }
   if (!f.run_dir.empty()) {
     if (!std::filesystem::is_regular_file(f.run_dir + "/config.json"))
       throw UsageError("--run " + f.run_dir + " is not a run folder (it has no config.json)");
     const std::string out_dir = f.report.out_dir.empty() ? f.run_dir + "/report" : f.report.out_dir;
+    // The default <run>/report too: a user's notes there were replaced, and a file of that name gave std::
+    // filesystem's raw exception.
+    const std::string problem = report_folder_problem(out_dir);
+    if (!problem.empty()) throw UsageError(problem);
     const std::string page = write_run_report(f.run_dir, out_dir, f.report.images, err);  // may fail: say nothing yet
     out << "report: " << page << "\n";
     return;
   }
+  // Checked before any scoring: a folder given by the user may hold their own files (train/cli/report_folder.h).
+  const std::string problem = report_folder_problem(f.report.out_dir);
+  if (!problem.empty()) throw UsageError(problem);
   ScoredSplit scored;
   if (!f.scoring.checkpoints.empty()) {
     scored = score_split(f.scoring, err);
