@@ -204,6 +204,12 @@ TEST_F(CliTest, EvalFoldsAndBadMatrices) {
   // 4 x 4 is not [N, 5N] and 4 images do not make 3 folds: command-line mistakes.
   EXPECT_EQ(run_cli({"eval", "--sims", path("f.npy")}).code, kExitUsage);
   EXPECT_EQ(run_cli({"eval", "--sims", path("f.npy"), "--captions_per_image", "1", "--folds", "3"}).code, kExitUsage);
+  // 4 * (2^62 + 1) wraps around to the 4 columns: a usage error naming the flag (it read out of bounds).
+  const CliResult wrapped = run_cli({"eval", "--sims", path("f.npy"), "--captions_per_image", "4611686018427387905"});
+  EXPECT_EQ(wrapped.code, kExitUsage);
+  EXPECT_NE(wrapped.err.find("which is not [N_img, N_img * 4611686018427387905] for --captions_per_image"),
+            std::string::npos)
+      << wrapped.err;
   // A file that is not an .npy: a runtime failure naming the file, exit code 1.
   std::ofstream(path("junk.npy")) << "not numpy";
   const CliResult junk = run_cli({"eval", "--sims", path("junk.npy")});

@@ -81,11 +81,12 @@ std::string averaging_label(const std::vector<models::SgrafFile>& files) {
       return "MSCN (nets A and B of " + f.path + " with their meta nets, averaged)";
     }
     if (f.prefixes.size() > 1) {
-      // An NCR run's checkpoint: its nets A and B, averaged as NCR reports them (docs/methods/ncr.md §5).
+      // A two-net run's checkpoint (NCR, BiCro, CREAM): its nets A and B, averaged as those methods report them
+      // (docs/methods/ncr.md §5). The file does not say which of them trained it, so the label names none.
       if (files.size() > 1)
         throw UsageError(std::string(kAveragingRule) + "; " + f.path +
-                         " holds NCR's two nets A and B already: give it alone");
-      return "NCR (nets A and B of " + f.path + " averaged)";
+                         " holds two nets A and B already: give it alone");
+      return "nets A and B of " + f.path + " averaged (a two-net run: NCR, BiCro, CREAM)";
     }
     names.push_back(models::module_name(f.config.module));
   }

@@ -39,12 +39,15 @@ void run_eval(const EvalOptions& given, std::ostream& all_out, std::ostream& err
   }
   std::ostream& out = all_out;
   // The matrix is only known after loading, so these checks cannot be CLI11 validators; they are still
-  // command-line mistakes (wrong --captions_per_image or --folds for this file), hence UsageError.
+  // command-line mistakes (wrong --captions_per_image or --folds for this file), hence UsageError. A scored
+  // matrix is named by what was scored, not as --sims.
+  const std::string what = given.sims.empty() ? "the scores of " + o.sims : "--sims " + o.sims;
   if (sims.dim() != 2 || (sims.dtype() != DType::Float32 && sims.dtype() != DType::Float64))
-    throw UsageError("--sims " + o.sims + " must hold a 2-D float32/float64/float16 matrix, got " + sims.describe());
+    throw UsageError(what + " must hold a 2-D float32/float64/float16 matrix, got " + sims.describe());
   const int64_t n_img = sims.size(0), n_cap = sims.size(1);
-  if (n_img < 1 || n_cap != n_img * o.captions_per_image)
-    throw UsageError("--sims " + o.sims + " is " + sims.shape_str() + ", which is not [N_img, N_img * " +
+  // Divided, not multiplied: N_img * captions_per_image can wrap around to the column count.
+  if (n_img < 1 || n_cap % o.captions_per_image != 0 || n_cap / o.captions_per_image != n_img)
+    throw UsageError(what + " is " + sims.shape_str() + ", which is not [N_img, N_img * " +
                      std::to_string(o.captions_per_image) + "] for --captions_per_image " +
                      std::to_string(o.captions_per_image));
   if (n_img % o.folds != 0)
