@@ -1,6 +1,7 @@
 #include "tensor/tensor_core.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "tensor/kernels.h"
@@ -163,7 +164,10 @@ Shape contiguous_strides(const Shape& sizes) {
   int64_t acc = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
     st[d] = acc;
-    acc *= std::max<int64_t>(sizes[d], 1);
+    // Past 64 bits only when a zero size elsewhere makes the tensor empty (shape_numel refuses the rest): its
+    // strides address nothing, so they saturate instead of overflowing.
+    if (d > 0 && __builtin_mul_overflow(acc, std::max<int64_t>(sizes[d], 1), &acc))
+      acc = std::numeric_limits<int64_t>::max();
   }
   return st;
 }
