@@ -60,7 +60,9 @@ std::string head_of(const std::string& path) {
 
 std::string with_rematch_png_marker(const std::string& png) {
   constexpr size_t kAfterIhdr = 8 + 4 + 4 + 13 + 4;  // signature, IHDR's length, type, data and CRC
-  if (png.size() < kAfterIhdr || png.compare(0, 8, kPngSignature) != 0 || png.compare(12, 4, "IHDR") != 0)
+  // IHDR's length is always 13: with another, the marker would land inside a chunk, so the bytes stay as they are.
+  if (png.size() < kAfterIhdr || png.compare(0, 8, kPngSignature) != 0 || be32(png, 8) != 13 ||
+      png.compare(12, 4, "IHDR") != 0)
     return png;
   std::string chunk;
   put_be32(chunk, static_cast<uint32_t>(kMarkerText.size()));
