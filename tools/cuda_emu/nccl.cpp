@@ -120,11 +120,16 @@ ncclResult_t barrier(ncclComm* c, const char* call) {
   }
   const auto start = std::chrono::steady_clock::now();
   const double limit = timeout_seconds();
-  for (long spins = 0; h->generation.load() == generation; ++spins) {
+  // The last rank in bumps the generation before it can go on to abort or exit, so an abort or exit seen here
+  // ends the wait only while the generation is still this barrier's: a rank that passed this barrier and then
+  // aborted (or exited) leaves it to the next call to notice.
+  const auto passed = [&] { return h->generation.load() != generation; };
+  for (long spins = 0; !passed(); ++spins) {
     if (spins < 2000) continue;
     const timespec pause{0, 20000};
     nanosleep(&pause, nullptr);
     if (const int a = h->aborted.load()) {
+      if (passed()) break;
       warn(c->rank, call, "rank %d aborted the communicator", a - 1);
       return ncclRemoteError;
     }
@@ -132,6 +137,7 @@ ncclResult_t barrier(ncclComm* c, const char* call) {
     for (int r = 0; r < c->nranks; ++r) {
       const pid_t pid = h->pids[r].load();
       if (pid > 0 && !running(pid)) {
+        if (passed()) return ncclSuccess;
         warn(c->rank, call, "rank %d (pid %d) exited while this rank waited for it", r, static_cast<int>(pid));
         return ncclRemoteError;
       }
