@@ -237,6 +237,12 @@ TEST_F(DataCheckTest, RatioInName) {
   EXPECT_DOUBLE_EQ(ratio_in_name("noise_index/coco_precomp_0.8.npy"), 0.8);
   EXPECT_DOUBLE_EQ(ratio_in_name("noise_labels_0.4_sym.json"), 0.4);
   EXPECT_DOUBLE_EQ(ratio_in_name("run/noise_index.npy"), -1);
+  // A minus sign makes no ratio of 0.5 (it was read as one); a '-' after a letter or digit separates.
+  EXPECT_DOUBLE_EQ(ratio_in_name("noise_labels_-0.5_sym.json"), -1);
+  EXPECT_DOUBLE_EQ(ratio_in_name("-0.5.npy"), -1);
+  EXPECT_DOUBLE_EQ(ratio_in_name("f30k-0.2.npy"), 0.2);
+  EXPECT_DOUBLE_EQ(ratio_in_name("noise_0.4_-0.5.npy"), 0.4);
+  EXPECT_DOUBLE_EQ(ratio_in_name("noise_" + std::string(400, '9') + ".npy"), -1);  // std::stod threw here
 }
 
 TEST_F(DataCheckTest, TrainingStartThrowsNamingEachProblemOfTheFilesItReads) {

@@ -199,7 +199,11 @@ TEST_F(Labeled, LabelNoiseFilesInBothFormats) {
   // Found by fuzz/label_noise_fuzz: a float label reached nlohmann's plain cast to int64 (undefined for 5.6e57).
   std::ofstream(path("float.json")) << "[[0, 1, 2, 0], [5.6e57, 0, 0, 0]]";
   EXPECT_THROWS_WITH(load_label_noise_file(path("float.json"), train, 3, LabelNoise::symmetric), "float.json",
-                     "integer lists", "list 1 is [5.6e+57");
+                     "integer lists", "list 1 entry 0 is 5.6e+57");
+  // 2^64 - 1 passes nlohmann's integer test as an unsigned number and wrapped to label -1 in the conversion.
+  std::ofstream(path("wide.json")) << "[[0, 1, 2, 0], [0, 0, 18446744073709551615, 0]]";
+  EXPECT_THROWS_WITH(load_label_noise_file(path("wide.json"), train, 3, LabelNoise::symmetric), "wide.json",
+                     "list 1 entry 2 is 18446744073709551615 (past int64)");
 }
 
 }  // namespace

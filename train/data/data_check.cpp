@@ -1,7 +1,9 @@
 #include "train/data/data_check.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -158,8 +160,13 @@ double ratio_in_name(const std::string& path) {
   static const std::regex number(R"((\d*\.\d+|\d+))");
   double found = -1;
   for (auto it = std::sregex_iterator(name.begin(), name.end(), number); it != std::sregex_iterator(); ++it) {
-    const double v = std::stod(it->str());
-    if (v >= 0 && v <= 1) found = v;
+    // A '-' right before the number, itself at the start or after a separator (noise_labels_-0.5), is a minus
+    // sign: the name says a negative ratio, none in [0, 1]. After a letter or digit (f30k-0.2) it separates.
+    const auto at = it->position();
+    const bool minus =
+        at > 0 && name[at - 1] == '-' && (at == 1 || !std::isalnum(static_cast<unsigned char>(name[at - 2])));
+    const double v = std::strtod(it->str().c_str(), nullptr);  // no throw: 400 digits read as inf
+    if (!minus && v >= 0 && v <= 1) found = v;
   }
   return found;
 }

@@ -114,7 +114,8 @@ std::string count_str(int64_t n);
 std::string percent_str(double share);  // "19.997%"
 
 // The ratio a noise file's name carries (noise_inx_0.2.npy, f30k_precomp_0.2.npy, noise_labels_0.4_sym.json):
-// the last decimal number of the name in [0, 1]; -1 when there is none.
+// the last decimal number of the name in [0, 1], a minus sign (noise_labels_-0.5_sym.json) taken as one; -1 when
+// there is none.
 double ratio_in_name(const std::string& path);
 
 // The checks of one layout, appending to report.items.

@@ -1,6 +1,7 @@
 // Training-label noise of the labelled data sets (declared in labeled_dataset.h): generation from a seed with
 // the Philox generator, MRL's JSON noise files, and the .npy record written to a run folder.
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -84,12 +85,17 @@ NoisyLabels load_label_noise_file(const std::string& path, const LabeledSplit& t
       const nlohmann::json j = nlohmann::json::parse(text);
       REMATCH_CHECK(j.is_array(), "label noise file '", path, "' must hold a list of per-modality label lists");
       for (const auto& v : j) {
-        // Checked before the conversion: nlohmann casts a float to an integer as is (undefined out of range).
-        const bool integers = v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& x) {
-                                return x.is_number_integer();
-                              });
-        REMATCH_CHECK(integers, "label noise file '", path, "' is not a JSON list of integer lists: list ",
+        // Checked before the conversion: nlohmann casts a float to an integer as is (undefined out of range), and
+        // an unsigned integer past int64's range wraps (18446744073709551615 would be label -1).
+        REMATCH_CHECK(v.is_array(), "label noise file '", path, "' is not a JSON list of integer lists: list ",
                       views.size(), " is ", v.dump().substr(0, 80));
+        const auto bad = std::find_if(v.begin(), v.end(), [](const nlohmann::json& x) {
+          return !x.is_number_integer() ||
+                 (x.is_number_unsigned() && x.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX));
+        });
+        REMATCH_CHECK(bad == v.end(), "label noise file '", path, "' is not a JSON list of integer lists: list ",
+                      views.size(), " entry ", bad - v.begin(), " is ", bad == v.end() ? "" : bad->dump().substr(0, 80),
+                      bad != v.end() && bad->is_number_unsigned() ? " (past int64)" : "");
         views.push_back(v.get<std::vector<int64_t>>());
       }
     } catch (const nlohmann::json::exception& e) {
