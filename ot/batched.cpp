@@ -183,6 +183,37 @@ void collect(const char* op, const std::vector<cpu::ProblemStats>& stats, bool n
   }
 }
 
+// After a sweep the plan's column sums are the weights b (ot/sinkhorn.h), to rounding, converged or not. As |C|/ε
+// nears 1 / the dtype's precision (2^23 ≈ 1e7 for float32, 2^52 ≈ 4e15 for float64), (f_i + g_j − C_ij)/ε keeps no
+// correct digit and the plan moves several times the mass asked for, while the row error after the last sweep
+// (what marginal_error reports) can look moderate. Checked on the plan returned, by one reduction on its device,
+// the same for both backends; a miss of more than 1e-3 of Σb is an error. Measured on costs uniform in [0, 1): in
+// float32 the columns miss 1e-6 to 6e-5 of Σb at |C|/ε = 1e4, 2e-5 to 1.5e-3 at 1e5 (the smaller the problem the
+// larger), 0.3 and more at 1e7; in float64 1e-5 to 2e-4 at 1e13, several times Σb at 1e18.
+void check_plan_columns(const char* op, const BatchedSinkhornResult& out, const Tensor& b, const ProblemSizes& sizes,
+                        double epsilon, bool name_problem) {
+  const int64_t B = out.plan.size(0), m = out.plan.size(2);
+  const std::vector<double> sums = kernels::reduce(kernels::ReduceOp::Sum, out.plan, {1}, false).to_vector<double>();
+  const std::vector<double> w = b.to_vector<double>();
+  const int64_t b_step = b.dim() == 2 ? m : 0;
+  for (int64_t k = 0; k < B; ++k) {
+    const int64_t cols = sizes.cols.empty() ? m : sizes.cols[k];
+    double miss = 0, total = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      miss += std::fabs(sums[k * m + j] - w[k * b_step + j]);
+      total += w[k * b_step + j];
+    }
+    if (miss <= 1e-3 * total) continue;  // NaN cannot reach here: the solvers stop with an error instead
+    const bool f32 = out.plan.dtype() == DType::Float32;
+    const std::string where = name_problem ? rematch::detail::concat("problem ", k, " of ", B, ": ") : std::string();
+    REMATCH_FAIL(op, ": ", where, "the plan's column sums miss the weights b by ", miss, " in all (L1, of sum(b) = ",
+                 total, "; a sweep makes them exact): at epsilon = ", epsilon, ", |C|/epsilon is beyond what ",
+                 f32 ? "float32" : "float64", " resolves in (f + g - C)/epsilon (the plan loses its digits as |C|/epsilon"
+                 " nears ", f32 ? "1e7, 1/float32's precision" : "4e15, 1/float64's precision",
+                 "); raise epsilon or scale the costs down", f32 ? ", or solve in float64" : "");
+  }
+}
+
 // The CPU backend of solve_batched: inputs already checked for shape, dtype and device.
 BatchedSinkhornResult solve_cpu(const char* op, const Tensor& C, const Tensor& a, const Tensor& b,
                                 const SinkhornOptions& o, const ProblemSizes& sizes, bool name_problem) {
@@ -203,6 +234,7 @@ BatchedSinkhornResult solve_cpu(const char* op, const Tensor& C, const Tensor& a
     return solve_cpu_typed<T>(Ch, ah, bh, mh, f0h, g0h, o, sizes.rows, sizes.cols, out);
   });
   collect(op, stats, name_problem, out);
+  check_plan_columns(op, out, bh, sizes, o.epsilon, name_problem);
   return out;
 }
 
@@ -223,6 +255,7 @@ BatchedSinkhornResult solve_cuda(const char* op, const Tensor& C, const Tensor& 
                                                            solver_view(o.f0), solver_view(o.g0), o, sizes.rows,
                                                            sizes.cols, out);
   collect(op, stats, name_problem, out);
+  check_plan_columns(op, out, bd, sizes, o.epsilon, name_problem);
   return out;
 }
 

@@ -285,6 +285,38 @@ TEST(Sinkhorn, ScalingDomainUnderflowIsAnError) {
   EXPECT_TRUE(ot::sinkhorn(far, p.a, p.b, o).converged);
 }
 
+TEST(Sinkhorn, CostsBeyondTheDtypesResolutionAreAnErrorNotAPlan) {
+  // |C|/ε near 1/precision: (f + g − C)/ε keeps no correct digit. The plan used to come back moving several times
+  // the mass asked for (5 of 1 in float32 at ε = 1e-10), its marginal_error still 0.7, its columns never checked.
+  const Problem p32 = random_problem(5, 4, 2, DType::Float32);
+  SinkhornOptions o;
+  o.epsilon = 1e-10;
+  EXPECT_THROWS_WITH(ot::sinkhorn(p32.C, p32.a, p32.b, o), "sinkhorn: the plan's column sums miss the weights b by",
+                     "of sum(b) = 1", "epsilon = 1e-10", "beyond what float32 resolves", "solve in float64");
+  o.stop = StopRule::PotentialChange;  // converged by its rule all the same
+  EXPECT_THROWS_WITH(ot::partial_sinkhorn(p32.C, p32.a, p32.b, 0.5, o), "partial_sinkhorn", "column sums miss",
+                     "float32");
+  const Problem p64 = random_problem(5, 4, 2);
+  o = SinkhornOptions();
+  o.epsilon = 1e-18;
+  EXPECT_THROWS_WITH(ot::sinkhorn(p64.C, p64.a, p64.b, o), "column sums miss", "beyond what float64 resolves",
+                     "scale the costs down");
+  // One problem of a batch: it is named. Problem 0's costs are those of problem 1 divided by 1e9.
+  const Tensor far = kernels::unsqueeze(kernels::scalar_op(kernels::ScalarOp::Mul, p32.C, 1e9), 0);
+  const Tensor near = kernels::unsqueeze(p32.C, 0);
+  o = SinkhornOptions();
+  o.epsilon = 0.1;
+  EXPECT_THROWS_WITH(ot::sinkhorn_batched(kernels::cat({near, far}, 0), p32.a, p32.b, o),
+                     "sinkhorn_batched: problem 1 of 2: the plan's column sums miss");
+  // Where float32 still resolves the costs (|C|/ε up to 1e3 here) the solve is what it was, not converged or not.
+  for (const double eps : {1e-2, 1e-3}) {
+    o.epsilon = eps;
+    o.max_iter = 3;
+    const SinkhornResult r = ot::sinkhorn(p32.C, p32.a, p32.b, o);
+    EXPECT_LT(l1(col_sums(r.plan), p32.b), 1e-4) << eps;  // 1.3e-5 at ε = 1e-3
+  }
+}
+
 TEST(Sinkhorn, BadInputIsAClearError) {
   const Problem p = random_problem(4, 3, 10);
   const SinkhornOptions o = tight(0.1);

@@ -59,6 +59,10 @@ def sinkhorn(**kw):
      r"row 2 is all-masked but has weight a\[2\] = 0.2 > 0"),
     (lambda: sinkhorn(C=np.stack([C, C]), mask=np.stack([np.ones((5, 4), bool), np.eye(5, 4) < 0])), ValueError,
      "problem 1 of 2: row 0 is all-masked"),
+    # |C|/eps beyond the dtype's resolution: a plan that moved 5 of 1 came back, its "error" 0.7
+    (lambda: sinkhorn(C=C.astype(np.float32), eps=1e-10), ValueError,
+     r"the plan's column sums miss the weights b by .* beyond what float32 resolves .* or solve in float64$"),
+    (lambda: rematch.ot.partial_sinkhorn(C.astype(np.float32), 0.5, eps=1e-10), ValueError, "column sums miss"),
     # partial
     (lambda: rematch.ot.partial_sinkhorn(C, 1.5, eps=0.1), ValueError,
      r"mass = 1.5 is larger than the smaller marginal min\(sum\(a\) = 1, sum\(b\) = 1\) = 1 \(by more than 1e-06 "
