@@ -11,7 +11,9 @@ sinkhorn2 and partial_sinkhorn2 are the same solves as PyTorch losses: the OT va
 optimum) as a tensor with gradients with respect to C, the weights and the partial mass, taken at the converged
 plan and potentials (docs/ot.md §9).
 """
+import math
 import operator
+import warnings
 
 from . import _arrays, _core
 
@@ -137,7 +139,10 @@ def partial_sinkhorn(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, m
     info : dict
         ``iterations``, ``error``, ``converged`` as in :func:`sinkhorn`, for the augmented problem; ``f`` [n+1]
         and ``g`` [m+1] (or [B, n+1], [B, m+1]) its log-potentials, the last entry the dummy's (for "l2rm" in the
-        shifted convention: L2RM's minus xi).
+        shifted convention: L2RM's minus xi); ``mass``, what the real block carries (a float, or a list for a
+        batch): the mass asked up to the leak through the dummy corner and what the stopping rule leaves. With
+        "l2rm" the corner's surcharge max C holds the leak back; where it is small against eps (costs near 0) a
+        RuntimeWarning says how much leaks.
 
     Raises
     ------
@@ -148,10 +153,68 @@ def partial_sinkhorn(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, m
     kind = _arrays.kind(C, "C")
     eps, max_iter, tol = _number(op, "eps", eps), _number(op, "max_iter", max_iter, True), _number(op, "tol", tol)
     dummy, stop = _word(op, "dummy", dummy), _word(op, "stop", stop)
+    asked = _masses(mass)
     P, f, g, iterations, error, converged = _core.partial_sinkhorn(
-        _arrays.capsule(C, "C"), _masses(mass), _arrays.optional_capsule(a, "a"), _arrays.optional_capsule(b, "b"),
+        _arrays.capsule(C, "C"), asked, _arrays.optional_capsule(a, "a"), _arrays.optional_capsule(b, "b"),
         eps, dummy, _arrays.optional_capsule(mask, "mask", bool_ok=True), max_iter, tol, stop)
-    return _arrays.wrap(P, kind), _info(kind, f, g, iterations, error, converged)
+    P = _arrays.wrap(P, kind)
+    info = _info(kind, f, g, iterations, error, converged)
+    info["mass"] = _moved(P)
+    moved = info["mass"] if isinstance(info["mass"], list) else [info["mass"]]
+    _warn_unpriced_corner(op, C, a, b, asked, moved, eps, dummy)
+    return P, info
+
+
+def _is_numpy(x):
+    return hasattr(x, "ndim") and not hasattr(x, "detach")
+
+
+def _moved(P):
+    """The mass the real block carries: a float for one problem, a list of floats for a batch."""
+    totals = (P.sum(axis=(-2, -1)) if _is_numpy(P) else P.sum(dim=(-2, -1))).tolist()
+    return totals if isinstance(totals, list) else float(totals)
+
+
+def _corner_leak(s, ra, rb, q):
+    """The leak c through the dummy corner when the real costs are all equal: real block s + c, dummy column ra - c,
+    dummy row rb - c, corner c, and the entropic plan's cross ratio real * corner = column * row * q with
+    q = exp(-A / eps). The root in [0, min(ra, rb)] of (1 - q) c^2 + (s + q (ra + rb)) c - q ra rb = 0."""
+    lin = s + q * (ra + rb)
+    if q >= 1:
+        return ra * rb / lin if lin > 0 else 0.0
+    return 2 * q * ra * rb / (lin + (lin * lin + 4 * (1 - q) * q * ra * rb) ** 0.5)
+
+
+def _warn_unpriced_corner(op, C, a, b, masses, moved, eps, dummy):
+    """With dummy="l2rm" the real block carries ``mass`` up to a leak through the dummy corner, whose surcharge
+    A = max C over leaving the mass on the dummy edges is all that holds it back (docs/ot.md §3.2). Costs near 0
+    against eps leave it unpriced: all costs 0 move 0.53 for a mass of 0.1, while the solve's error and convergence
+    look as usual. Warns when the plan moves more than 1% over the mass of a problem and _corner_leak, the leak with
+    equal real costs, allows that much; each problem is priced by its own max C (ot/partial.cpp)."""
+    if dummy != "l2rm":
+        return
+    numpy = _is_numpy(C)
+    tops = (C.max(axis=(-2, -1)) if numpy else C.detach().amax(dim=(-2, -1))).tolist()
+    tops = tops if isinstance(tops, list) else [tops]
+
+    def sums(w, count):
+        if w is None:
+            return [1.0] * count
+        t = (w.sum(axis=-1) if numpy else w.detach().sum(dim=-1)).tolist()
+        return t if isinstance(t, list) else [t] * count
+
+    sa, sb = sums(a, len(tops)), sums(b, len(tops))
+    masses = masses * len(tops) if len(masses) == 1 else masses
+    for k, top in enumerate(tops):
+        s = min(masses[k], sa[k], sb[k])
+        leak = _corner_leak(s, sa[k] - s, sb[k] - s, math.exp(-top / eps))
+        if leak <= 1e-2 * s or moved[k] - s <= 1e-2 * s:
+            continue
+        where = f"problem {k}: " if C.ndim == 3 else ""
+        warnings.warn(f"{op}: {where}the plan moves {moved[k]:.6g} for mass = {s:.6g}: the dummy corner's surcharge "
+                      f"max C = {top:.3g} is small against eps = {eps:g}, and lets up to about {leak:.3g} more through "
+                      f"(scale the costs up or lower eps); info['mass'] holds what moved", RuntimeWarning, stacklevel=3)
+        return
 
 
 # ---- losses with gradients (PyTorch) ----------------------------------------------------------------------------

@@ -110,3 +110,26 @@ def test_numpy_and_torch_give_the_same_plan():
                                           mask=torch.from_numpy(mask), tol=1e-3)
     assert isinstance(T, torch.Tensor) and T.dtype == torch.float32 and isinstance(info["g"], torch.Tensor)
     np.testing.assert_array_equal(T.numpy(), P)
+
+
+def test_an_unpriced_dummy_corner_is_reported_not_hidden():
+    # All costs 0: L2RM's corner surcharge max C is 0, nothing holds the leak back, and the real block carries
+    # (1 - s)^2 / (2 - s) more than s (0.526 for 0.1). POT's solve of the same augmented problem agrees: the
+    # solver is right, the construction leaks. Until now this came back converged, its error ~1e-16, unremarked.
+    C = np.zeros((5, 4))
+    with pytest.warns(RuntimeWarning, match=r"moves 0\.526316 for mass = 0\.1: the dummy corner's surcharge "
+                                            r"max C = 0 is small against eps = 0\.1, and lets up to about 0\.426"):
+        P, info = rematch.ot.partial_sinkhorn(C, 0.1, eps=0.1)
+    assert info["converged"] and info["mass"] == pytest.approx(P.sum()) == pytest.approx(0.9 ** 2 / 1.9 + 0.1)
+    Ch, ah, bh = augmented(C, np.full(5, 0.2), np.full(4, 0.25), 0.1, "l2rm")
+    assert P.sum() == pytest.approx(ot.sinkhorn(ah, bh, Ch, 0.1, method="sinkhorn_log")[:5, :4].sum(), rel=1e-6)
+    # One problem of a batch is named; a priced corner (costs up to 1 at eps = 0.01) says nothing.
+    rng = np.random.default_rng(3)
+    with pytest.warns(RuntimeWarning, match="problem 1: the plan moves"):
+        _, info = rematch.ot.partial_sinkhorn(np.stack([rng.random((5, 4)), C]), [0.5, 0.1], eps=0.01)
+    assert len(info["mass"]) == 2 and info["mass"][0] == pytest.approx(0.5, abs=1e-3)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, info = rematch.ot.partial_sinkhorn(rng.random((5, 4)), 0.5, eps=0.01)
+    assert info["mass"] == pytest.approx(0.5, abs=1e-3)
