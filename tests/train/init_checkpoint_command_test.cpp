@@ -57,6 +57,14 @@ TEST_F(SgrafCliTest, InitCheckpointUsageErrors) {
       {{"init-checkpoint", "--module_name", "SGR", "--vocab_size", "5", "--sgr_step", "100000000", "--out",
         path("x")},
        "--sgr_step: Value 100000000 not in range 1 to 64"},
+      // CLI11's PositiveNumber printed its range with DBL_MAX's 309 digits, and clamped 1e20 to 2^63 - 1.
+      {{"init-checkpoint", "--module_name", "SGR", "--vocab_size", "5", "--learning_rate", "inf", "--out", path("x")},
+       "--learning_rate: must be a finite number > 0, got inf\n"},
+      {{"init-checkpoint", "--module_name", "SGR", "--vocab_size", "5", "--img_dim", "99999999999999999999", "--out",
+        path("x")},
+       "--img_dim: must be a whole number >= 1 below 2^63, got 99999999999999999999\n"},
+      {{"init-checkpoint", "--module_name", "SGR", "--vocab_size", "5", "--img_dim", "1.5", "--out", path("x")},
+       "--img_dim: must be a whole number >= 1, got '1.5'"},
   };
   for (const auto& [args, needle] : cases) {
     const CliResult r = run_cli(args);

@@ -8,6 +8,7 @@
 #include "tensor/npy.h"
 #include "train/cli/app.h"
 #include "train/cli/eval_checkpoint.h"
+#include "train/cli/number_checks.h"
 #include "train/data/float_npy.h"
 #include "train/eval/retrieval_metrics.h"
 
@@ -80,10 +81,10 @@ void add_eval_command(CLI::App& app, std::ostream& out, std::ostream& err) {
       cmd->add_option("--captions_per_image", o->captions_per_image,
                       "5 for COCO/F30K, 1 for CC152K (with --checkpoint: read from the data unless given)")
           ->capture_default_str()
-          ->check(CLI::PositiveNumber);
+          ->check(kPositiveCount);
   cmd->add_option("--folds", o->folds, "Average over this many consecutive image folds (COCO 1K: 5)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveCount);
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
   cmd->callback([o, &out, &err] { parallel::run_on_every_rank([&] { run_eval(*o, out, err); }); });
 }

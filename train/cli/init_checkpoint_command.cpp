@@ -7,6 +7,7 @@
 
 #include "models/models.h"
 #include "train/cli/app.h"
+#include "train/cli/number_checks.h"
 #include "train/data/vocab.h"
 
 namespace rematch::cli {
@@ -62,23 +63,23 @@ void add_init_checkpoint_command(CLI::App& app, std::ostream& out) {
   cmd->add_option("--vocab_path", o->vocab_path, "Folder of <data_name>_vocab.json (sets the vocabulary size)");
   cmd->add_option("--data_name", o->data_name, "Data set name, for the vocabulary file");
   cmd->add_option("--vocab_size", o->vocab_size, "Vocabulary size, instead of --vocab_path")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--img_dim", c.img_dim, "Region feature size")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--word_dim", c.word_dim, "Word embedding size")->capture_default_str()->check(CLI::PositiveNumber);
+      ->check(kPositiveCount);
+  cmd->add_option("--img_dim", c.img_dim, "Region feature size")->capture_default_str()->check(kPositiveCount);
+  cmd->add_option("--word_dim", c.word_dim, "Word embedding size")->capture_default_str()->check(kPositiveCount);
   cmd->add_option("--embed_size", c.embed_size, "Joint embedding size (GRU hidden size)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--sim_dim", c.sim_dim, "Similarity vector size")->capture_default_str()->check(CLI::PositiveNumber);
+      ->check(kPositiveCount);
+  cmd->add_option("--sim_dim", c.sim_dim, "Similarity vector size")->capture_default_str()->check(kPositiveCount);
   cmd->add_option("--num_regions", c.num_regions, "Regions per image")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveCount);
   cmd->add_option("--sgr_step", c.sgr_step, "Graph reasoning steps (SGR)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, models::kMaxSgrStep));
   cmd->add_option("--seed", o->seed, "Seed of the initial weights")->capture_default_str();
   cmd->add_option("--learning_rate", o->learning_rate, "Learning rate stored with the (fresh) Adam state")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->callback([o, &out] { run_init(*o, out); });
 }
 

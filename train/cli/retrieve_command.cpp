@@ -7,6 +7,7 @@
 
 #include "train/cli/app.h"
 #include "train/cli/eval_checkpoint.h"
+#include "train/cli/number_checks.h"
 #include "train/cli/report_folder.h"
 #include "train/cli/report_pages.h"
 #include "train/data/finite_features.h"
@@ -84,15 +85,15 @@ void add_retrieve_command(CLI::App& app, std::ostream& out, std::ostream& err) {
       ->excludes(ckpt);
   f->cpi_opt = cmd->add_option("--captions_per_image", f->captions_per_image, "With --sims: 5 (COCO, F30K) or 1 (CC152K)")
                    ->capture_default_str()
-                   ->check(CLI::PositiveNumber);
+                   ->check(kPositiveCount);
   cmd->add_option("--run", f->run_dir, "A run folder: the pairs its method flagged and kept, and what its best "
                                        "checkpoint retrieves (default --out: <run>/report)")
       ->excludes(ckpt);
   cmd->add_option("--out", f->report.out_dir, "Folder of the report (the page and its thumbnails)");
-  cmd->add_option("--top_k", f->report.top_k, "Results per query")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--top_k", f->report.top_k, "Results per query")->capture_default_str()->check(kPositiveCount);
   cmd->add_option("--queries", f->report.random_queries, "Random query images and captions, when none are chosen")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegativeCount);
   cmd->add_option("--query_image", f->report.query_images, "Query image (row of the score matrix; repeatable)");
   cmd->add_option("--query_caption", f->report.query_captions, "Query caption (column; repeatable)");
   cmd->add_option("--seed", f->report.seed, "Seed of the random queries")->capture_default_str();

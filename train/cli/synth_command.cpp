@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "train/cli/app.h"
+#include "train/cli/number_checks.h"
 #include "train/synth/labeled_world.h"
 #include "train/synth/pairs_world.h"
 
@@ -93,7 +94,7 @@ void add_synth_command(CLI::App& app, std::ostream& out) {
                                      "Folder name of the data set (default synth_precomp / synth_labeled)");
   o->noise_opt = cmd->add_option("--feature_noise", o->feature_noise,
                                  "Std of the feature noise (default 0.5 pairs / 0.3 labeled)")
-                     ->check(CLI::NonNegativeNumber);
+                     ->check(kNonNegative);
 
   synth::PairsWorldConfig& p = o->pairs;
   auto pairs_opt = [&](const std::string& name, auto& field, const std::string& help) {
@@ -101,13 +102,13 @@ void add_synth_command(CLI::App& app, std::ostream& out) {
     o->pairs_only.push_back(opt);
     return opt;
   };
-  pairs_opt("--images", p.train_images, "Training images")->check(CLI::PositiveNumber);
-  pairs_opt("--dev_images", p.dev_images, "Validation images")->check(CLI::PositiveNumber);
-  pairs_opt("--test_images", p.test_images, "Test images")->check(CLI::PositiveNumber);
+  pairs_opt("--images", p.train_images, "Training images")->check(kPositiveCount);
+  pairs_opt("--dev_images", p.dev_images, "Validation images")->check(kPositiveCount);
+  pairs_opt("--test_images", p.test_images, "Test images")->check(kPositiveCount);
   pairs_opt("--meta_images", p.meta_images, "Images of a clean meta split, meta_ims.npy + meta_caps.txt (MSCN's "
-            "--meta_source split); 0: none")->check(CLI::NonNegativeNumber);
+            "--meta_source split); 0: none")->check(kNonNegativeCount);
   pairs_opt("--regions", p.regions, "Regions per image (>= 2)")->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
-  pairs_opt("--feature_dim", p.feature_dim, "Region feature size")->check(CLI::PositiveNumber);
+  pairs_opt("--feature_dim", p.feature_dim, "Region feature size")->check(kPositiveCount);
   pairs_opt("--concepts", p.concepts, "Object concepts")
       ->check(CLI::Range(int64_t{2}, synth::max_object_concepts()));
   pairs_opt("--attributes", p.attributes, "Attribute concepts")
@@ -122,13 +123,13 @@ void add_synth_command(CLI::App& app, std::ostream& out) {
     return opt;
   };
   labeled_opt("--classes", l.classes, "Classes (>= 2)")->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
-  labeled_opt("--samples", l.train_samples, "Training samples")->check(CLI::PositiveNumber);
-  labeled_opt("--valid_samples", l.valid_samples, "Validation samples")->check(CLI::PositiveNumber);
-  labeled_opt("--test_samples", l.test_samples, "Test samples")->check(CLI::PositiveNumber);
-  labeled_opt("--img_dim", l.img_dim, "Image feature size")->check(CLI::PositiveNumber);
-  labeled_opt("--txt_dim", l.txt_dim, "Text feature size")->check(CLI::PositiveNumber);
+  labeled_opt("--samples", l.train_samples, "Training samples")->check(kPositiveCount);
+  labeled_opt("--valid_samples", l.valid_samples, "Validation samples")->check(kPositiveCount);
+  labeled_opt("--test_samples", l.test_samples, "Test samples")->check(kPositiveCount);
+  labeled_opt("--img_dim", l.img_dim, "Image feature size")->check(kPositiveCount);
+  labeled_opt("--txt_dim", l.txt_dim, "Text feature size")->check(kPositiveCount);
   labeled_opt("--class_spread", l.class_spread, "Within-class spread of the shared latent")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
 
   cmd->callback([o, &out] {
     if (o->kind == "pairs") {
