@@ -9,6 +9,7 @@
 #include "models/models.h"
 #include "tensor/kernels.h"
 #include "train/cli/app.h"
+#include "train/cli/number_checks.h"
 #include "train/data/precomp_dataset.h"
 #include "train/data/vocab.h"
 #include "train/eval/sgraf_scoring.h"
@@ -119,10 +120,10 @@ CLI::Option* add_checkpoint_scoring_options(CLI::App& cmd, CheckpointScoringOpti
       ->check(CLI::IsMember({"sgraf", "ncr"}));
   cmd.add_option("--block_images", o.block_images, "Images per scoring block")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveCount);
   cmd.add_option("--block_captions", o.block_captions, "Captions per scoring block")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveCount);
   cmd.add_option("--device", o.device, "cpu | cuda | cuda:N: the device the models score on")
       ->capture_default_str()
       ->needs(ckpt);

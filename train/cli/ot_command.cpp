@@ -10,6 +10,7 @@
 #include "ot/ot.h"
 #include "train/cli/app.h"
 #include "train/cli/npy_output.h"
+#include "train/cli/number_checks.h"
 
 namespace rematch::cli {
 namespace {
@@ -117,9 +118,9 @@ void add_ot_command(CLI::App& app, std::ostream& out) {
   cmd->add_option("--b", o->b, "Column weights .npy [m] or [B, m] (default uniform)")->check(CLI::ExistingFile);
   cmd->add_option("--eps", o->eps, "Entropic regularisation epsilon (L2RM's --reg: 0.01 on F30K, 0.07 default)")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   o->partial_opt = cmd->add_option("--partial", o->mass, "Transport only this mass (partial OT, dummy row/column)")
-                       ->check(CLI::PositiveNumber);
+                       ->check(kPositive);
   o->dummy_opt = cmd->add_option("--dummy", o->dummy,
                                  "Dummy costs of --partial: l2rm (xi = 100 max C, corner 2 xi + max C), l2rm_shifted "
                                  "(same plan, xi subtracted), zero (UOT-RCL Eq. 14)")
@@ -128,16 +129,16 @@ void add_ot_command(CLI::App& app, std::ostream& out) {
   cmd->add_flag("--mask_diagonal", o->mask_diagonal, "Forbid the diagonal (L2RM's masked positives): exactly zero mass");
   cmd->add_option("--device", o->device, "cpu or cuda[:N]")->capture_default_str();
   cmd->add_option("--out", o->out, "Output plan .npy (the real block for --partial)")->required();
-  cmd->add_option("--max_iter", o->max_iter, "Most Sinkhorn sweeps")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max_iter", o->max_iter, "Most Sinkhorn sweeps")->capture_default_str()->check(kPositiveCount);
   cmd->add_option("--tol", o->tol, "Stopping tolerance (0: run exactly --max_iter sweeps)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--stop", o->stop, "marginal: L1 row-marginal error < tol; potential: L2RM's ||u - u_prev|| < tol")
       ->capture_default_str()
       ->check(CLI::IsMember({"marginal", "potential"}));
   cmd->add_option("--check_every", o->check_every, "Test the stopping rule every k sweeps")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveCount);
   cmd->add_option("--domain", o->domain, "log (stable) or scaling (well-conditioned problems only)")
       ->capture_default_str()
       ->check(CLI::IsMember({"log", "scaling"}));
