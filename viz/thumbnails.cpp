@@ -29,7 +29,9 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wdouble-promotion"
 #pragma GCC diagnostic ignored "-Wtype-limits"
-#include <stb_image.h>
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_PNG
+#include "third_party/stb/stb_image.h"  // v2.30, not Debian's v2.27 (third_party/stb/README.md)
 #include <stb_image_resize.h>
 #include <stb_image_write.h>
 #pragma GCC diagnostic pop
@@ -104,6 +106,13 @@ std::string write_thumbnail(const std::string& source, const std::string& target
   REMATCH_CHECK(max_side >= 1, "write_thumbnail: max_side must be positive, got ", max_side);
   io::require_regular_file(source, "write_thumbnail");  // stb_image's fopen would wait forever on a FIFO
   int w = 0, h = 0, channels = 0;
+  // The header first: a few hundred kilobytes of PNG can say 30000 x 30000 pixels, which stb_image would decode
+  // into 2.7 GB (a decompression bomb among a user's images). A page shows max_side pixels a side.
+  REMATCH_CHECK(stbi_info(source.c_str(), &w, &h, &channels) == 1, "image '", source,
+                "' cannot be decoded: ", stbi_failure_reason());
+  REMATCH_CHECK(static_cast<int64_t>(w) * h <= kMaxThumbnailSourcePixels, "image '", source, "' is ", w, " x ", h,
+                " pixels: thumbnails are made of pictures up to ", kMaxThumbnailSourcePixels >> 20,
+                " megapixels (2^26 pixels); shrink it first");
   std::unique_ptr<unsigned char, void (*)(void*)> pixels(stbi_load(source.c_str(), &w, &h, &channels, 3),
                                                          stbi_image_free);
   REMATCH_CHECK(pixels != nullptr, "image '", source, "' cannot be decoded: ", stbi_failure_reason());

@@ -1,8 +1,10 @@
 // Pictures of a data set's images for the reports (docs/viz.md §2): the file of an image found in an images
-// folder by the name its data set gives it, and a small copy of it (stb_image to read JPEG/PNG/BMP/GIF,
-// stb_image_resize to shrink, stb_image_write to save), so a report folder stays small and self-contained.
+// folder by the name its data set gives it, and a small copy of it (stb_image v2.30 of third_party/stb/ to read
+// JPEG and PNG, stb_image_resize to shrink, stb_image_write to save), so a report folder stays small and
+// self-contained.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace rematch::viz {
@@ -16,7 +18,9 @@ std::string find_image_file(const std::string& images_dir, const std::string& na
 
 // Reads `source`, shrinks it (keeping its aspect) so that neither side exceeds max_side (never enlarges), and
 // writes `target_stem` + ".png" (a PNG source: drawn pictures stay sharp) or + ".jpg" (photographs, quality 85).
-// Returns the file written; an Error naming `source` when it cannot be decoded.
+// Returns the file written; an Error naming `source` when it cannot be decoded or when its header says more than
+// kMaxThumbnailSourcePixels (before a byte of it is decoded).
+constexpr int64_t kMaxThumbnailSourcePixels = int64_t{1} << 26;
 std::string write_thumbnail(const std::string& source, const std::string& target_stem, int max_side);
 
 }  // namespace rematch::viz

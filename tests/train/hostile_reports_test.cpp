@@ -144,6 +144,23 @@ TEST_F(HostileReportsTest, AnUndecodablePictureBecomesAPlaceholder) {
   EXPECT_FALSE(contains(html, "thumbs/"));
 }
 
+// A PNG whose header says 30000 x 30000 pixels: stb_image would decode it into 2.7 GB (a few hundred kilobytes of
+// zeros make such a file). Its header is read, not its pixels, and the page shows its name.
+TEST_F(HostileReportsTest, AHugePictureIsRefusedByItsHeaderNotDecoded) {
+  const fs::path images = dir_ / "data" / "synth_precomp" / "images";
+  // IHDR 30000 x 30000 8-bit grey, an IDAT of no pixels, IEND; CRCs right (python3: zlib.crc32).
+  const std::string png(
+      "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x75\x30\x00\x00\x75\x30\x08\x00"
+      "\x00\x00\x00\x43\x4c\xa7\x66\x00\x00\x00\x08\x49\x44\x41\x54\x78\x9c\x03\x00\x00\x00\x00\x01\x48\x06"
+      "\x89\xd2\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82",
+      65);
+  for (const auto& e : fs::directory_iterator(images)) put(e.path(), png);
+  const CliResult r = retrieve_run();
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(contains(r.err, "is 30000 x 30000 pixels: thumbnails are made of pictures up to 64 megapixels")) << r.err;
+  EXPECT_FALSE(contains(read_file(run_ / "report" / "index.html"), "thumbs/"));
+}
+
 // Image ids that lead out of the images folder: never read, so no picture from elsewhere lands in the report.
 TEST_F(HostileReportsTest, ImageIdsLeadingOutOfTheImagesFolderAreNotRead) {
   const fs::path images = dir_ / "data" / "synth_precomp" / "images";
