@@ -12,7 +12,7 @@
 
 namespace rematch::cli {
 
-namespace detail {
+namespace number_checks_detail {
 
 // strict: > 0 (a count: >= 1); otherwise >= 0. whole: the flag holds an int64.
 inline CLI::Validator number_check(bool strict, bool whole, const char* name) {
@@ -38,11 +38,11 @@ inline CLI::Validator number_check(bool strict, bool whole, const char* name) {
       name);
 }
 
-}  // namespace detail
+}  // namespace number_checks_detail
 
-inline const CLI::Validator kPositive = detail::number_check(true, false, "POSITIVE");
-inline const CLI::Validator kNonNegative = detail::number_check(false, false, "NONNEGATIVE");
-inline const CLI::Validator kPositiveCount = detail::number_check(true, true, "POSITIVE");
-inline const CLI::Validator kNonNegativeCount = detail::number_check(false, true, "NONNEGATIVE");
+inline const CLI::Validator kPositive = number_checks_detail::number_check(true, false, "POSITIVE");
+inline const CLI::Validator kNonNegative = number_checks_detail::number_check(false, false, "NONNEGATIVE");
+inline const CLI::Validator kPositiveCount = number_checks_detail::number_check(true, true, "POSITIVE");
+inline const CLI::Validator kNonNegativeCount = number_checks_detail::number_check(false, true, "NONNEGATIVE");
 
 }  // namespace rematch::cli
