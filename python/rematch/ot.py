@@ -159,20 +159,21 @@ def partial_sinkhorn(C, mass, a=None, b=None, *, eps, dummy="l2rm", mask=None, m
         eps, dummy, _arrays.optional_capsule(mask, "mask", bool_ok=True), max_iter, tol, stop)
     P = _arrays.wrap(P, kind)
     info = _info(kind, f, g, iterations, error, converged)
-    info["mass"] = _moved(P)
-    moved = info["mass"] if isinstance(info["mass"], list) else [info["mass"]]
+    moved = _per_problem(P, "sum", 2)
+    info["mass"] = moved if P.ndim == 3 else moved[0]
     _warn_unpriced_corner(op, C, a, b, asked, moved, eps, dummy)
     return P, info
 
 
-def _is_numpy(x):
-    return hasattr(x, "ndim") and not hasattr(x, "detach")
-
-
-def _moved(P):
-    """The mass the real block carries: a float for one problem, a list of floats for a batch."""
-    totals = (P.sum(axis=(-2, -1)) if _is_numpy(P) else P.sum(dim=(-2, -1))).tolist()
-    return totals if isinstance(totals, list) else float(totals)
+def _per_problem(x, op, dims):
+    """op ("sum" or "max") over the last `dims` axes of x, as a list with one float per problem."""
+    axes = tuple(range(-dims, 0))
+    if _arrays.kind(x, "x") == "numpy":
+        t = getattr(x, op)(axis=axes)
+    else:
+        t = x.detach().sum(dim=axes) if op == "sum" else x.detach().amax(dim=axes)
+    t = t.tolist()
+    return t if isinstance(t, list) else [t]
 
 
 def _corner_leak(s, ra, rb, q):
@@ -193,18 +194,15 @@ def _warn_unpriced_corner(op, C, a, b, masses, moved, eps, dummy):
     equal real costs, allows that much; each problem is priced by its own max C (ot/partial.cpp)."""
     if dummy != "l2rm":
         return
-    numpy = _is_numpy(C)
-    tops = (C.max(axis=(-2, -1)) if numpy else C.detach().amax(dim=(-2, -1))).tolist()
-    tops = tops if isinstance(tops, list) else [tops]
+    tops = _per_problem(C, "max", 2)
+    count = len(tops)
 
-    def sums(w, count):
-        if w is None:
-            return [1.0] * count
-        t = (w.sum(axis=-1) if numpy else w.detach().sum(dim=-1)).tolist()
-        return t if isinstance(t, list) else [t] * count
+    def sums(w):  # a weight vector per problem ([B, n]) or one for all ([n]); None is uniform, summing to 1
+        t = [1.0] if w is None else _per_problem(w, "sum", 1)
+        return t * count if len(t) == 1 else t
 
-    sa, sb = sums(a, len(tops)), sums(b, len(tops))
-    masses = masses * len(tops) if len(masses) == 1 else masses
+    sa, sb = sums(a), sums(b)
+    masses = masses * count if len(masses) == 1 else masses
     for k, top in enumerate(tops):
         s = min(masses[k], sa[k], sb[k])
         leak = _corner_leak(s, sa[k] - s, sb[k] - s, math.exp(-top / eps))

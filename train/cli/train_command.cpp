@@ -2,7 +2,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <deque>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include "tensor/file_io.h"
 #include "train/cli/app.h"
 #include "train/cli/eval_checkpoint.h"
+#include "train/cli/number_checks.h"
 #include "train/methods/data_files.h"
 #include "train/methods/make_method.h"
 #include "train/methods/resume_check.h"
@@ -123,29 +123,6 @@ std::string help_text(const train::TrainFlag& f) {
     if (!defaults.empty()) help += " " + defaults;
   }
   return help;
-}
-
-// CLI11 reads "-1" into an unsigned flag as 2^64 - 1 and saturates a number past the type's range: --seed -1,
-// --seed 2^64 and --seed 99999999999999999999 were one and the same run. The text must be a whole number the
-// flag's type holds.
-CLI::Validator whole_number(bool is_unsigned) {
-  return CLI::Validator(
-      [is_unsigned](std::string& s) -> std::string {
-        const char* end = s.data() + s.size();
-        std::from_chars_result r{};
-        if (is_unsigned) {
-          uint64_t v = 0;
-          r = std::from_chars(s.data(), end, v);
-        } else {
-          int64_t v = 0;
-          r = std::from_chars(s.data(), end, v);
-        }
-        if (r.ec == std::errc() && r.ptr == end) return "";
-        const std::string range =
-            is_unsigned ? "0 to 18446744073709551615" : "-9223372036854775808 to 9223372036854775807";
-        return "must be a whole number from " + range + ", got '" + s + "'";
-      },
-      "");
 }
 
 // Every flag, grouped as --help shows them: the common options, one group per method table, then the options
